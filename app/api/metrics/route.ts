@@ -1,0 +1,9 @@
+import { metrics } from "@/lib/metrics/registry";
+
+export const dynamic = "force-dynamic";
+
+// GET /api/metrics – Prometheus exposition of this instance's counters
+export async function GET(): Promise<Response> {
+  const { registry } = metrics();
+  return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+}

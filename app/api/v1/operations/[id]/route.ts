@@ -1,0 +1,18 @@
+import { db } from "@/lib/db";
+import { ProblemError } from "@/lib/http/problem";
+import { json } from "@/lib/http/respond";
+import { withApiKey } from "@/lib/http/with-api-key";
+import { getOperation } from "@/lib/operations/get-operation";
+
+export const dynamic = "force-dynamic";
+
+// GET /api/v1/operations/{id} – the operation's status view
+export const GET = withApiKey<{ id: string }>(
+  { route: "/api/v1/operations/{id}", roles: ["agent", "approver", "admin"] },
+  async ({ key, params, ctx }) => {
+    ctx.annotate({ operationId: params.id });
+    const view = await getOperation({ db: db(), tenantId: key.tenantId, operationId: params.id });
+    if (!view) throw new ProblemError("operation-not-found", "No operation with this id exists in your tenant.");
+    return json(view);
+  },
+);

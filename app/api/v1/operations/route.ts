@@ -1,0 +1,51 @@
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { logDigest } from "@/lib/crypto/digest";
+import { ProblemError } from "@/lib/http/problem";
+import { KiB, readJson } from "@/lib/http/read-json";
+import { json, jsonText } from "@/lib/http/respond";
+import { withApiKey } from "@/lib/http/with-api-key";
+import { claimOperation } from "@/lib/operations/claim-operation";
+import { findOperationByKey } from "@/lib/operations/get-operation";
+import { claimRequestSchema, idempotencyKeyPattern, lookupQuerySchema } from "@/lib/operations/operation-schemas";
+
+export const dynamic = "force-dynamic";
+
+const route = "/api/v1/operations";
+
+// POST /api/v1/operations – claim an operation under an Idempotency-Key
+export const POST = withApiKey({ route, roles: ["agent", "admin"], hotPath: true }, async ({ req, key, ctx }) => {
+  const idempotencyKey = req.headers.get("idempotency-key");
+  if (idempotencyKey === null || idempotencyKey === "") {
+    throw new ProblemError("idempotency-key-missing", "Send an Idempotency-Key header: one key per intent, reused on every retry of it.");
+  }
+  if (!idempotencyKeyPattern.test(idempotencyKey)) {
+    throw new ProblemError("idempotency-key-invalid", "The Idempotency-Key must be 1 to 255 printable ASCII characters (0x21-0x7E), without spaces.");
+  }
+  ctx.annotate({ keyDigest: logDigest(idempotencyKey) });
+  const input = claimRequestSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
+  ctx.annotate({ tool: input.tool, workflowId: input.workflowId });
+  const outcome = await claimOperation({ db: db(), key, idempotencyKey, input, secret: env().TOLLGATE_SECRET_KEY });
+  switch (outcome.kind) {
+    case "granted":
+      ctx.annotate({ operationId: outcome.body.operationId, attempt: outcome.body.attempt.number, claim: outcome.how });
+      return json(outcome.body, 201, { location: `/api/v1/operations/${outcome.body.operationId}` });
+    case "awaiting-approval":
+      ctx.annotate({ operationId: String(outcome.body.operationId), claim: "awaiting-approval" });
+      return json(outcome.body, 202, { "retry-after": String(outcome.retryAfterSeconds) });
+    case "replay":
+      ctx.annotate({ operationId: outcome.operationId, claim: "replay" });
+      return jsonText(outcome.text, 200, { "idempotent-replayed": "true" });
+  }
+});
+
+// GET /api/v1/operations?tool=…&idempotencyKey=… – find the caller's operation by its key
+export const GET = withApiKey({ route, roles: ["agent", "approver", "admin"] }, async ({ req, key, ctx }) => {
+  const url = new URL(req.url);
+  const query = lookupQuerySchema.parse({ tool: url.searchParams.get("tool"), idempotencyKey: url.searchParams.get("idempotencyKey") });
+  ctx.annotate({ tool: query.tool, keyDigest: logDigest(query.idempotencyKey) });
+  const view = await findOperationByKey({ db: db(), tenantId: key.tenantId, principal: key.principal, ...query });
+  if (!view) throw new ProblemError("operation-not-found", "No operation of yours has this tool and Idempotency-Key.");
+  ctx.annotate({ operationId: view.operationId });
+  return json(view);
+});

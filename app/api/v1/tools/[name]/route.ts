@@ -1,0 +1,35 @@
+import { db } from "@/lib/db";
+import { ProblemError } from "@/lib/http/problem";
+import { KiB, readJson } from "@/lib/http/read-json";
+import { json } from "@/lib/http/respond";
+import { withApiKey } from "@/lib/http/with-api-key";
+import { getTool } from "@/lib/tools/get-tool";
+import { putTool } from "@/lib/tools/put-tool";
+import { toolDefinitionSchema, toolNameSchema } from "@/lib/tools/tool-schema";
+
+export const dynamic = "force-dynamic";
+
+const route = "/api/v1/tools/{name}";
+
+// PUT /api/v1/tools/{name} – create (201) or replace (200) a tool; defaults filled in and returned
+export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"] }, async ({ req, key, params, ctx }) => {
+  const name = parseName(params.name);
+  ctx.annotate({ tool: name });
+  const definition = toolDefinitionSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
+  const { created, tool } = await putTool({ db: db(), tenantId: key.tenantId, name, definition, actor: `api-key:${key.id}` });
+  return json(tool, created ? 201 : 200, created ? { location: `/api/v1/tools/${name}` } : {});
+});
+
+// GET /api/v1/tools/{name} – one tool of the key's tenant
+export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"] }, async ({ key, params }) => {
+  const tool = await getTool({ db: db(), tenantId: key.tenantId, name: parseName(params.name) });
+  if (!tool) throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant.");
+  return json(tool);
+});
+
+function parseName(raw: string): string {
+  const parsed = toolNameSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues[0]?.message ?? "invalid";
+  throw new ProblemError("invalid-request", `name: ${message}`, { extras: { errors: [{ path: "name", message }] } });
+}

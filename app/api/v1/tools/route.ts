@@ -1,0 +1,11 @@
+import { db } from "@/lib/db";
+import { json } from "@/lib/http/respond";
+import { withApiKey } from "@/lib/http/with-api-key";
+import { listTools } from "@/lib/tools/get-tool";
+
+export const dynamic = "force-dynamic";
+
+// GET /api/v1/tools – the tenant's tools with their annotations and policies
+export const GET = withApiKey({ route: "/api/v1/tools", roles: ["admin"] }, async ({ key }) => {
+  return json({ tools: await listTools({ db: db(), tenantId: key.tenantId }) });
+});

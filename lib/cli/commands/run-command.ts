@@ -1,0 +1,60 @@
+import { parseArgs } from "node:util";
+import { ZodError } from "zod";
+import { ProblemError } from "@/lib/http/problem";
+
+export class CliError extends Error {}
+
+export const usage = `Usage: npm run tollgate -- <command>
+
+  start                                   migrate, seed an empty database, build if needed, serve (npm start)
+  migrate                                 apply pending migrations
+  tenant create <slug> [--name <name>]
+  api-key create --tenant <slug> --principal <name> --role agent|approver|admin [--tools a,b]
+  api-key revoke <id>
+  api-key list --tenant <slug>
+  prune                                   delete terminal operations past their result retention
+  migration create <name>                 write the next migration from schema.prisma (developers)
+
+Without DATABASE_URL every command uses the embedded PostgreSQL under .tollgate/.`;
+
+type Handler = (args: string[]) => Promise<number>;
+
+const commands: Record<string, () => Promise<Handler>> = {
+  start: async () => (await import("@/lib/cli/commands/start")).start,
+  dev: async () => (await import("@/lib/cli/commands/start")).dev,
+  migrate: async () => (await import("@/lib/cli/commands/migrate")).migrateCommand,
+  tenant: async () => (await import("@/lib/cli/commands/tenant")).tenantCommand,
+  "api-key": async () => (await import("@/lib/cli/commands/api-key")).apiKeyCommand,
+  prune: async () => (await import("@/lib/cli/commands/prune")).pruneCommand,
+  migration: async () => (await import("@/lib/cli/commands/migration")).migrationCommand,
+};
+
+export async function runCommand(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "help" || name === "--help" || name === "-h") {
+    process.stdout.write(`${usage}\n`);
+    return name ? 0 : 2;
+  }
+  const load = commands[name];
+  if (!load) throw new CliError(`unknown command "${name}"\n\n${usage}`);
+  try {
+    return await (await load())(rest);
+  } catch (error) {
+    if (error instanceof ZodError) throw new CliError(error.issues.map((i) => `${i.path.join(".") || "value"}: ${i.message}`).join("; "));
+    if (error instanceof ProblemError) throw new CliError(error.message);
+    if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+// parseArgs with strict checking; unknown flags and stray positionals become CliErrors.
+export function parseFlags<T extends Record<string, { type: "string" | "boolean" }>>(args: string[], options: T, positionals = 0) {
+  const parsed = parseArgs({ args, options, strict: true, allowPositionals: positionals > 0 });
+  if (parsed.positionals.length > positionals) throw new CliError(`unexpected argument "${parsed.positionals[positionals] ?? ""}"`);
+  return parsed;
+}
+
+export function required(value: string | boolean | undefined, flag: string): string {
+  if (typeof value !== "string" || value === "") throw new CliError(`${flag} is required`);
+  return value;
+}

@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { createDb } from "@/lib/db";
+import { openDatabase } from "@/lib/cli/database";
+import { ensureBuild } from "@/lib/cli/ensure-build";
+import { serverSecret } from "@/lib/cli/local-secret";
+import { localDir, migrationsDir, projectRoot } from "@/lib/cli/paths";
+import { migrate } from "@/lib/db/migrate";
+import { seedDemo, type DemoCredentials } from "@/lib/seed/seed-demo";
+import { parseFlags } from "@/lib/cli/commands/run-command";
+
+const say = (msg: string) => process.stdout.write(`${msg}\n`);
+
+// npm start: database (embedded unless DATABASE_URL), migrations, demo seed on an empty
+// database, a build if the sources changed, then `next start`. Ctrl-C stops everything.
+export async function start(args: string[]): Promise<number> {
+  return serve(args, "start");
+}
+
+export async function dev(args: string[]): Promise<number> {
+  return serve(args, "dev");
+}
+
+async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
+  parseFlags(args, {});
+  const port = Number(process.env.PORT ?? 3000);
+  const database = await openDatabase({ log: quietPostgres });
+  say(database.embedded ? `Embedded PostgreSQL: ${redact(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redact(database.url)}`);
+  const stop = onceAsync(async () => database.close());
+  try {
+    const { applied } = await migrate({ databaseUrl: database.url, migrationsDir });
+    if (applied.length) say(`Applied ${applied.length} migration(s).`);
+    const db = createDb(database.url, 2);
+    const credentials = await seedDemo({ db }).finally(() => db.$disconnect());
+    if (mode === "start") ensureBuild({ log: say });
+    const next = spawnNext(mode, port, database.url);
+    const stopAll = async () => {
+      next.kill("SIGTERM");
+      await stop();
+    };
+    process.once("SIGINT", () => void stopAll().then(() => process.exit(130)));
+    process.once("SIGTERM", () => void stopAll().then(() => process.exit(143)));
+    await waitForHealth(port, next);
+    say(`\nTollgate is up: http://localhost:${port}  (API at http://localhost:${port}/api/v1, health at /api/health)`);
+    if (credentials) printCredentials(credentials, port);
+    else say("Existing data kept; demo credentials were printed on the first start and are in .tollgate/credentials.");
+    const code = await new Promise<number>((resolve) => next.once("exit", (c) => resolve(c ?? 0)));
+    await stop();
+    return code;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function spawnNext(mode: "start" | "dev", port: number, databaseUrl: string): ChildProcess {
+  const bin = path.join(projectRoot, "node_modules", "next", "dist", "bin", "next");
+  return spawn(process.execPath, [bin, mode, "-p", String(port)], {
+    cwd: projectRoot,
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, DATABASE_URL: databaseUrl, TOLLGATE_SECRET_KEY: serverSecret(), NEXT_TELEMETRY_DISABLED: "1" },
+  });
+}
+
+async function waitForHealth(port: number, next: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (next.exitCode !== null) throw new Error(`next exited with code ${next.exitCode} before becoming healthy`);
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error("Tollgate did not become healthy within 120 s");
+}
+
+function printCredentials(c: DemoCredentials, port: number): void {
+  const text = [
+    `tenant: ${c.tenant}`,
+    `admin API key: ${c.adminKey}`,
+    `agent API key: ${c.agentKey}`,
+    "",
+    "Try:",
+    `  curl -s -X PUT http://localhost:${port}/api/v1/tools/x -H "Authorization: Bearer ${c.adminKey}" -H "Content-Type: application/json" -d '{}'`,
+  ].join("\n");
+  writeFileSync(path.join(localDir, "credentials"), `${text}\n`, { mode: 0o600 });
+  say(`\nSeeded the demo tenant. These keys are shown once (also saved to .tollgate/credentials, mode 0600):\n${text}`);
+}
+
+// PostgreSQL's own routine log lines (checkpoints, shutdown) are noise on a console; problems are not.
+function quietPostgres(msg: string): void {
+  if (!msg.startsWith("postgres: ") || /\b(ERROR|FATAL|PANIC)\b/.test(msg)) say(msg);
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
+}
+
+function onceAsync(fn: () => Promise<void>): () => Promise<void> {
+  let p: Promise<void> | undefined;
+  return () => (p ??= fn());
+}

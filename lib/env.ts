@@ -1,0 +1,34 @@
+import { z } from "zod";
+
+// Every environment variable Tollgate reads, parsed once. Nothing else reads process.env
+// (tests pass settings as options instead). Parsed lazily so `next build` needs none of them.
+const envSchema = z.object({
+  DATABASE_URL: z.string().min(1, "DATABASE_URL is required (npm start sets it for the embedded database)"),
+  // Server secret: derives downstream keys (HMAC) and, later, encrypts webhook secrets.
+  TOLLGATE_SECRET_KEY: z.string().min(32, "TOLLGATE_SECRET_KEY must be at least 32 characters"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  // Seconds an instance trusts a cached API-key lookup; the hot-path SQL re-checks revocation anyway.
+  TOLLGATE_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+let cached: Env | undefined;
+
+export function env(): Env {
+  if (!cached) {
+    const parsed = envSchema.safeParse(process.env);
+    if (!parsed.success) {
+      const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+      throw new Error(`Invalid environment:\n${lines.join("\n")}`);
+    }
+    cached = parsed.data;
+  }
+  return cached;
+}
+
+// The logger starts before the rest of the environment is known (CLI, build), so its level is read alone.
+export function logLevel(): string {
+  return envSchema.shape.LOG_LEVEL.parse(process.env.LOG_LEVEL);
+}

@@ -1,0 +1,55 @@
+import { ZodError } from "zod";
+import { log } from "@/lib/log";
+import { metrics } from "@/lib/metrics/registry";
+import { ProblemError, problemResponse } from "@/lib/http/problem";
+import { newRequestContext, type RequestContext } from "@/lib/http/request-context";
+
+// Every route handler runs inside this: it gives the request an id, turns any thrown
+// ProblemError/ZodError into problem+json, hides unexpected errors behind a generic 500,
+// and writes exactly one log line per request.
+export async function handleRequest(
+  req: Request,
+  route: string,
+  run: (ctx: RequestContext) => Promise<Response>,
+): Promise<Response> {
+  const ctx = newRequestContext(req);
+  let response: Response;
+  let failure: unknown;
+  try {
+    response = await run(ctx);
+  } catch (error) {
+    failure = error;
+    response = problemResponse(toProblem(error));
+  }
+  response.headers.set("x-request-id", ctx.requestId);
+  const ms = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
+  metrics().httpRequests.inc({ route, status: String(response.status) });
+  const line = { requestId: ctx.requestId, method: req.method, route, status: response.status, ms, ...ctx.fields };
+  if (response.status >= 500) {
+    log().error({ ...line, err: failure instanceof Error ? { message: failure.message, stack: failure.stack } : failure }, "request failed");
+  } else {
+    log().info(line, "request");
+  }
+  return response;
+}
+
+export function toProblem(error: unknown): ProblemError {
+  if (error instanceof ProblemError) return error;
+  if (error instanceof ZodError) return invalidRequest(error);
+  return new ProblemError("internal-error", "Something went wrong on our side. Quote the X-Request-Id when reporting it.");
+}
+
+export function invalidRequest(error: ZodError): ProblemError {
+  const errors = error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+  const first = errors[0];
+  const detail = first ? `${first.path || "body"}: ${first.message}` : "The request is not valid.";
+  return new ProblemError("invalid-request", detail, { extras: { errors } });
+}
+
+// ["policy","backoff","baseMs"] → "policy.backoff.baseMs"; ["items",2,"sku"] → "items[2].sku"
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((acc, part) => {
+    if (typeof part === "number") return `${acc}[${part}]`;
+    return acc ? `${acc}.${String(part)}` : String(part);
+  }, "");
+}

@@ -1,0 +1,135 @@
+import { z } from "zod";
+import { problemCodes } from "@/lib/http/problem";
+import {
+  claimAwaitingApprovalSchema,
+  claimCreatedSchema,
+  claimRequestSchema,
+  completeRequestSchema,
+  heartbeatRequestSchema,
+  heartbeatResponseSchema,
+  operationViewSchema,
+  replaySchema,
+  resolveRequestSchema,
+} from "@/lib/operations/operation-schemas";
+import { toolDefinitionSchema } from "@/lib/tools/tool-schema";
+import { toolViewSchema } from "@/lib/tools/tool-view";
+
+// OpenAPI 3.1 generated from the very zod schemas the handlers validate with: JSON Schema
+// 2020-12 is OpenAPI 3.1's schema dialect, so zod's own converter is enough.
+const input = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentable: "any" });
+const output = (s: z.ZodType) => z.toJSONSchema(s, { io: "output", unrepresentable: "any" });
+
+const problemSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  code: z.enum(Object.keys(problemCodes) as [keyof typeof problemCodes, ...(keyof typeof problemCodes)[]]),
+}).loose();
+
+const json = (schema: object) => ({ content: { "application/json": { schema } } });
+const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
+const errors = (...codes: string[]) => Object.fromEntries(codes.map((c) => [c, problem(statusText[c] ?? "Error")]));
+const statusText: Record<string, string> = {
+  "400": "Invalid request (invalid-json, invalid-request, idempotency-key-missing, idempotency-key-invalid)",
+  "401": "Missing, unknown or revoked API key (unauthorized)",
+  "403": "Not allowed (forbidden, approval-rejected)",
+  "404": "Not found in your tenant",
+  "409": "Conflict (operation-in-progress, outcome-unknown, lease-lost, already-resolved, invalid-state)",
+  "413": "Body too large (payload-too-large)",
+  "415": "Content-Type must be application/json",
+  "422": "Idempotency-Key reused with different arguments",
+  "429": "Retry backoff not over (retry-backoff)",
+};
+const idParam = (name: string) => ({ name, in: "path", required: true, schema: { type: "string" } });
+const security = [{ bearer: [] }];
+
+export function buildOpenApi(): Record<string, unknown> {
+  return {
+    openapi: "3.1.0",
+    info: { title: "Tollgate", version: "1.0.0", description: "Claim, lease, fence, complete, replay: AI-agent tool calls that are safe to retry." },
+    servers: [{ url: "/" }],
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
+      schemas: {
+        Problem: output(problemSchema),
+        OperationView: output(operationViewSchema),
+        ClaimCreated: output(claimCreatedSchema),
+        ClaimAwaitingApproval: output(claimAwaitingApprovalSchema),
+        Replay: output(replaySchema),
+        Tool: output(toolViewSchema),
+      },
+    },
+    paths: {
+      "/api/v1/tools": {
+        get: { summary: "List tools", security, responses: { "200": { description: "Tools", ...json({ type: "object", properties: { tools: { type: "array", items: { $ref: "#/components/schemas/Tool" } } }, required: ["tools"] }) }, ...errors("401", "403") } },
+      },
+      "/api/v1/tools/{name}": {
+        parameters: [idParam("name")],
+        put: {
+          summary: "Create (201) or replace (200) a tool",
+          security,
+          requestBody: { required: true, ...json(input(toolDefinitionSchema)) },
+          responses: { "200": { description: "Replaced", ...json({ $ref: "#/components/schemas/Tool" }) }, "201": { description: "Created", ...json({ $ref: "#/components/schemas/Tool" }) }, ...errors("400", "401", "403", "413", "415") },
+        },
+        get: { summary: "Read a tool", security, responses: { "200": { description: "The tool", ...json({ $ref: "#/components/schemas/Tool" }) }, ...errors("401", "403", "404") } },
+      },
+      "/api/v1/operations": {
+        post: {
+          summary: "Claim an operation under an Idempotency-Key",
+          security,
+          parameters: [{ name: "Idempotency-Key", in: "header", required: true, schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" } }],
+          requestBody: { required: true, ...json(input(claimRequestSchema)) },
+          responses: {
+            "200": { description: "Stored result replayed (Idempotent-Replayed: true)", ...json({ $ref: "#/components/schemas/Replay" }) },
+            "201": { description: "New attempt granted with a lease", ...json({ $ref: "#/components/schemas/ClaimCreated" }) },
+            "202": { description: "Awaiting a person's approval", ...json({ $ref: "#/components/schemas/ClaimAwaitingApproval" }) },
+            ...errors("400", "401", "403", "404", "409", "413", "415", "422", "429"),
+          },
+        },
+        get: {
+          summary: "Find your operation by tool and Idempotency-Key",
+          security,
+          parameters: [
+            { name: "tool", in: "query", required: true, schema: { type: "string" } },
+            { name: "idempotencyKey", in: "query", required: true, schema: { type: "string" } },
+          ],
+          responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404") },
+        },
+      },
+      "/api/v1/operations/{id}": {
+        parameters: [idParam("id")],
+        get: { summary: "Status view", security, responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("401", "403", "404") } },
+      },
+      "/api/v1/operations/{id}/heartbeat": {
+        parameters: [idParam("id")],
+        post: {
+          summary: "Extend the lease",
+          security,
+          requestBody: { required: true, ...json(input(heartbeatRequestSchema)) },
+          responses: { "200": { description: "New lease expiry", ...json(output(heartbeatResponseSchema)) }, ...errors("400", "401", "403", "404", "409", "415") },
+        },
+      },
+      "/api/v1/operations/{id}/complete": {
+        parameters: [idParam("id")],
+        post: {
+          summary: "Report the outcome",
+          security,
+          requestBody: { required: true, ...json(input(completeRequestSchema)) },
+          responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404", "409", "413", "415") },
+        },
+      },
+      "/api/v1/operations/{id}/resolve": {
+        parameters: [idParam("id")],
+        post: {
+          summary: "Operator: settle an unknown outcome",
+          security,
+          requestBody: { required: true, ...json(input(resolveRequestSchema)) },
+          responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404", "409", "415") },
+        },
+      },
+      "/api/health": { get: { summary: "Readiness (database answers)", responses: { "200": { description: "Ready" }, "503": problem("Database down") } } },
+      "/api/live": { get: { summary: "Liveness", responses: { "200": { description: "Alive" } } } },
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import type { Db } from "@/lib/db";
+import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
+import { sha256Hex } from "@/lib/crypto/digest";
+import { newId } from "@/lib/crypto/ids";
+import { ProblemError } from "@/lib/http/problem";
+import { metrics } from "@/lib/metrics/registry";
+import { canonicalize, type Json } from "@/lib/operations/canonical-json";
+import { diffPaths } from "@/lib/operations/diff-paths";
+import { downstreamKey } from "@/lib/operations/downstream-key";
+import { fingerprint } from "@/lib/operations/fingerprint";
+import type { ClaimCreated, ClaimRequest } from "@/lib/operations/operation-schemas";
+import { iso, replayText, type SqlOperation } from "@/lib/operations/operation-view";
+
+export type ClaimOutcome =
+  | { kind: "granted"; how: "created" | "attempt" | "takeover"; body: ClaimCreated }
+  | { kind: "awaiting-approval"; body: Record<string, unknown>; retryAfterSeconds: number }
+  | { kind: "replay"; text: string; operationId: string };
+
+type SqlClaim = {
+  code: string;
+  op?: SqlOperation;
+  attempt?: { number: number; fencingToken: string; leaseExpiresAt: string };
+  approval?: { id: string; expiresAt: string };
+  storedArgs?: Json;
+  retryAfterMs?: number;
+  becameUnknown?: boolean;
+};
+
+// How long an agent waiting for a person should wait between polls.
+const APPROVAL_POLL_SECONDS = 30;
+
+// Claims (tenant, principal, tool, Idempotency-Key). The decision is made by one SQL
+// function in one round trip (see the migration "invariants_and_protocol"): that is both the
+// correctness argument (the row lock serializes every claimant) and the performance budget.
+export async function claimOperation(options: {
+  db: Db;
+  key: AuthenticatedKey;
+  idempotencyKey: string;
+  input: ClaimRequest;
+  secret: string;
+}): Promise<ClaimOutcome> {
+  const { db, key, input } = options;
+  if (key.tools.length > 0 && !key.tools.includes(input.tool)) {
+    throw new ProblemError("forbidden", `This API key may not use the tool "${input.tool}".`);
+  }
+  const args = canonicalize(input.args as Json);
+  const operationId = newId("op");
+  const started = performance.now();
+  const rows = await db.$queryRaw<{ r: SqlClaim }[]>`
+    SELECT tollgate_claim(${key.tenantId}, ${key.id}, ${key.principal}, ${input.tool}, ${sha256Hex(options.idempotencyKey)},
+      ${fingerprint(input.tool, args)}, ${JSON.stringify(args)}::jsonb, ${input.workflowId ?? null}, ${input.traceId ?? null},
+      ${operationId}, ${downstreamKey({ secret: options.secret, tenantId: key.tenantId, operationId })},
+      ${`api-key:${key.id}`}) AS r`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error("tollgate_claim returned nothing");
+  metrics().claimSeconds.observe((performance.now() - started) / 1000);
+  metrics().claims.inc({ result: r.code });
+  return interpret(r, args);
+}
+
+function interpret(r: SqlClaim, args: Json): ClaimOutcome {
+  const op = r.op;
+  switch (r.code) {
+    case "created":
+    case "attempt":
+    case "takeover": {
+      if (!op || !r.attempt) break;
+      if (r.code === "takeover") metrics().takeovers.inc();
+      return {
+        kind: "granted",
+        how: r.code,
+        body: {
+          operationId: op.operationId,
+          state: "processing",
+          tool: op.tool,
+          attempt: { number: r.attempt.number, fencingToken: r.attempt.fencingToken, leaseExpiresAt: iso(r.attempt.leaseExpiresAt) },
+          downstreamKey: op.downstreamKey,
+          resultExpiresAt: iso(op.resultExpiresAt),
+        },
+      };
+    }
+    case "awaiting-approval":
+      if (!op || !r.approval) break;
+      return {
+        kind: "awaiting-approval",
+        retryAfterSeconds: APPROVAL_POLL_SECONDS,
+        body: {
+          operationId: op.operationId,
+          state: "awaiting_approval",
+          tool: op.tool,
+          approval: { id: r.approval.id, expiresAt: iso(r.approval.expiresAt) },
+          downstreamKey: op.downstreamKey,
+          resultExpiresAt: null,
+        },
+      };
+    case "replay":
+      if (!op) break;
+      metrics().replays.inc();
+      return { kind: "replay", text: replayText(op), operationId: op.operationId };
+    case "unauthorized":
+      throw new ProblemError("unauthorized", "The API key is unknown or revoked.", { headers: { "www-authenticate": 'Bearer realm="tollgate"' } });
+    case "tool-not-found":
+      throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant.");
+    case "idempotency-key-reused":
+      throw new ProblemError(
+        "idempotency-key-reused",
+        "This Idempotency-Key was first used with different arguments. Use a new key for a new intent, or resend the original arguments.",
+        { extras: { operationId: op?.operationId, mismatch: diffPaths(r.storedArgs ?? null, args) } },
+      );
+    case "approval-rejected":
+      throw new ProblemError("approval-rejected", "A person rejected (or let expire) the approval for this operation; it will not run.", {
+        extras: { operationId: op?.operationId },
+      });
+    case "retry-backoff":
+      throw new ProblemError("retry-backoff", "The previous attempt failed and asked for a retry; the backoff is not over yet.", {
+        extras: { operationId: op?.operationId, notBefore: iso(op?.notBefore ?? null) },
+        headers: { "retry-after": retryAfter(r.retryAfterMs) },
+      });
+    case "operation-in-progress":
+      throw new ProblemError("operation-in-progress", "Another attempt holds the lease on this operation. Retry after the lease expires.", {
+        extras: { operationId: op?.operationId, leaseExpiresAt: iso(op?.leaseExpiresAt ?? null) },
+        headers: { "retry-after": retryAfter(r.retryAfterMs) },
+      });
+    case "outcome-unknown":
+      if (r.becameUnknown) metrics().unknowns.inc({ cause: "lease-expired" });
+      throw new ProblemError(
+        "outcome-unknown",
+        "The outcome of this operation is unknown: the effect may have happened. Do not retry; it needs reconciliation by evidence or an operator.",
+        { extras: { operationId: op?.operationId } },
+      );
+  }
+  throw new Error(`tollgate_claim returned an unexpected answer: ${r.code}`);
+}
+
+// Whole seconds, rounded up, never less than 1.
+export function retryAfter(ms: number | undefined): string {
+  return String(Math.max(1, Math.ceil((ms ?? 1000) / 1000)));
+}

@@ -1,0 +1,59 @@
+import type { Db } from "@/lib/db";
+import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
+import { sha256Hex } from "@/lib/crypto/digest";
+import { metrics } from "@/lib/metrics/registry";
+import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
+import type { CompleteRequest, OperationView } from "@/lib/operations/operation-schemas";
+import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
+import { throwOperationProblem } from "@/lib/operations/operation-problems";
+
+type SqlComplete = { code: string; op?: SqlOperation; detail?: string; state?: string };
+
+// Records the outcome the lease holder reports. One SQL function call: it checks the fencing
+// token, recognises a repeated complete by its digest, and writes operation, attempt and
+// audit event together (see tollgate_complete in the migrations).
+export async function completeOperation(options: {
+  db: Db;
+  key: AuthenticatedKey;
+  operationId: string;
+  input: CompleteRequest;
+}): Promise<{ view: OperationView; changed: boolean }> {
+  const { db, key, input } = options;
+  const result = normalizedResult(input);
+  const digest = sha256Hex(
+    canonicalJson({
+      fencingToken: input.fencingToken.toString(),
+      outcome: input.outcome,
+      retryable: input.retryable ?? false,
+      result,
+      provider: (input.provider ?? null) as Json,
+      error: (input.error ?? null) as Json,
+    }),
+  );
+  const rows = await db.$queryRaw<{ r: SqlComplete }[]>`
+    SELECT tollgate_complete(${key.tenantId}, ${key.id}, ${key.tools}::text[], ${options.operationId}, ${input.fencingToken},
+      ${input.outcome}, ${input.retryable ?? false}, ${jsonOrNull(result)}::jsonb, ${jsonOrNull(input.error)}::jsonb,
+      ${jsonOrNull(input.provider)}::jsonb, ${digest}, ${`api-key:${key.id}`}) AS r`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error("tollgate_complete returned nothing");
+  metrics().completes.inc({ outcome: input.outcome, result: r.code });
+  if (r.code === "completed" && r.state === "unknown") metrics().unknowns.inc({ cause: "reported" });
+  if ((r.code === "completed" || r.code === "repeated" || r.code === "agrees") && r.op) {
+    return { view: operationView(r.op), changed: r.code === "completed" };
+  }
+  return throwOperationProblem(r.code, r.op, r.detail);
+}
+
+// The stored result always has all three fields, so replays have one shape.
+function normalizedResult(input: CompleteRequest): Json {
+  if (!input.result && input.outcome !== "succeeded") return null;
+  return {
+    statusCode: input.result?.statusCode ?? null,
+    body: (input.result?.body ?? null) as Json,
+    resourceId: input.result?.resourceId ?? input.provider?.resourceId ?? null,
+  };
+}
+
+function jsonOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}

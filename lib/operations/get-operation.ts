@@ -1,0 +1,26 @@
+import type { Db } from "@/lib/db";
+import { sha256Hex } from "@/lib/crypto/digest";
+import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
+import type { OperationView } from "@/lib/operations/operation-schemas";
+
+// Status views only: never the fencing token, never the key (which is not even stored).
+export async function getOperation(options: { db: Db; tenantId: string; operationId: string }): Promise<OperationView | null> {
+  const rows = await options.db.$queryRaw<{ v: SqlOperation }[]>`
+    SELECT tollgate_op_view(o) AS v FROM operation o WHERE o.id = ${options.operationId} AND o.tenant_id = ${options.tenantId}`;
+  return rows[0] ? operationView(rows[0].v) : null;
+}
+
+// Finds an operation by its idempotency scope: the caller's tenant and principal, a tool and the key.
+export async function findOperationByKey(options: {
+  db: Db;
+  tenantId: string;
+  principal: string;
+  tool: string;
+  idempotencyKey: string;
+}): Promise<OperationView | null> {
+  const rows = await options.db.$queryRaw<{ v: SqlOperation }[]>`
+    SELECT tollgate_op_view(o) AS v FROM operation o
+    WHERE o.tenant_id = ${options.tenantId} AND o.principal = ${options.principal} AND o.tool = ${options.tool}
+      AND o.key_digest = ${sha256Hex(options.idempotencyKey)}`;
+  return rows[0] ? operationView(rows[0].v) : null;
+}

@@ -1,0 +1,30 @@
+import { ProblemError } from "@/lib/http/problem";
+import type { SqlOperation } from "@/lib/operations/operation-view";
+
+// Turns the problem codes the operation SQL functions return into problem+json errors.
+export function throwOperationProblem(code: string, op?: SqlOperation, detail?: string): never {
+  const extras = op ? { operationId: op.operationId, state: op.state } : {};
+  switch (code) {
+    case "unauthorized":
+      throw new ProblemError("unauthorized", "The API key is unknown or revoked.", { headers: { "www-authenticate": 'Bearer realm="tollgate"' } });
+    case "forbidden":
+      throw new ProblemError("forbidden", "This API key may not use this operation's tool.");
+    case "operation-not-found":
+      throw new ProblemError("operation-not-found", "No operation with this id exists in your tenant.");
+    case "lease-lost":
+      throw new ProblemError(
+        "lease-lost",
+        "This fencing token no longer holds the operation: a newer attempt took over, or the lease ran out and the outcome became unknown. Stop and do not report further.",
+        { extras },
+      );
+    case "already-resolved":
+      throw new ProblemError("already-resolved", detail ?? "The operation was already resolved differently.", { extras });
+    case "invalid-state":
+      throw new ProblemError(
+        "invalid-state",
+        `Only an unknown operation, or a processing one whose lease has expired, can be resolved; this one is ${op?.state ?? "in another state"}.`,
+        { extras },
+      );
+  }
+  throw new Error(`operation SQL returned an unexpected answer: ${code}`);
+}

@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { toolNameSchema } from "@/lib/tools/tool-schema";
+
+// Request and response shapes of the operation protocol. The route handlers validate with
+// these and /api/v1/openapi.json is generated from them, so the two cannot drift apart.
+
+// 1..255 printable ASCII characters (0x21..0x7E), as the contract and the IETF draft ask.
+export const idempotencyKeyPattern = /^[\x21-\x7e]{1,255}$/;
+
+const fencingToken = z.union([z.string().regex(/^[1-9][0-9]{0,18}$/, "must be the fencingToken string from the claim"), z.number().int().positive()])
+  .transform((v) => BigInt(v));
+const shortText = (max: number) => z.string().min(1).max(max);
+
+export const claimRequestSchema = z
+  .object({
+    tool: toolNameSchema,
+    args: z.record(z.string(), z.json()).default({}),
+    workflowId: shortText(200).optional(),
+    traceId: shortText(200).optional(),
+  })
+  .strict();
+
+export const heartbeatRequestSchema = z.object({ fencingToken }).strict();
+
+export const completeRequestSchema = z
+  .object({
+    fencingToken,
+    outcome: z.enum(["succeeded", "failed", "unknown"]),
+    retryable: z.boolean().optional(),
+    result: z
+      .object({ statusCode: z.number().int().min(100).max(599).optional(), body: z.json().optional(), resourceId: shortText(500).optional() })
+      .strict()
+      .optional(),
+    provider: z.object({ requestId: shortText(500).optional(), resourceId: shortText(500).optional() }).strict().optional(),
+    error: z.object({ code: shortText(200), message: z.string().max(4000) }).strict().optional(),
+  })
+  .strict()
+  .refine((c) => !c.retryable || c.outcome === "failed", { message: "retryable is only meaningful with outcome \"failed\"", path: ["retryable"] });
+
+export const resolveRequestSchema = z
+  .object({
+    outcome: z.enum(["succeeded", "failed", "retry"]),
+    reason: z.string().trim().min(1, "a reason is required").max(2000),
+    resourceId: shortText(500).optional(),
+    evidence: z.string().max(4000).optional(),
+  })
+  .strict();
+
+export const lookupQuerySchema = z.object({ tool: toolNameSchema, idempotencyKey: z.string().regex(idempotencyKeyPattern) });
+
+const timestamp = z.string().describe("RFC 3339 UTC timestamp");
+const resultSchema = z.object({ statusCode: z.number().int().nullable(), body: z.json().nullable(), resourceId: z.string().nullable() });
+const errorSchema = z.object({ code: z.string(), message: z.string() });
+const stateSchema = z.enum(["awaiting_approval", "pending", "processing", "succeeded", "failed", "unknown", "rejected"]);
+
+export const operationViewSchema = z.object({
+  operationId: z.string(),
+  tool: z.string(),
+  state: stateSchema,
+  attempts: z.number().int(),
+  leaseExpiresAt: timestamp.nullable(),
+  notBefore: timestamp.nullable(),
+  downstreamKey: z.string(),
+  result: resultSchema.nullable(),
+  error: errorSchema.nullable(),
+  resultExpiresAt: timestamp.nullable(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+  resolution: z
+    .object({ outcome: z.string(), by: z.string(), via: z.string(), reason: z.string(), resourceId: z.string().nullable(), evidence: z.string().nullable(), at: timestamp, fromState: z.string() })
+    .nullable(),
+});
+
+export const claimCreatedSchema = z.object({
+  operationId: z.string(),
+  state: z.literal("processing"),
+  tool: z.string(),
+  attempt: z.object({ number: z.number().int(), fencingToken: z.string(), leaseExpiresAt: timestamp }),
+  downstreamKey: z.string(),
+  resultExpiresAt: timestamp.nullable(),
+});
+
+export const claimAwaitingApprovalSchema = z.object({
+  operationId: z.string(),
+  state: z.literal("awaiting_approval"),
+  tool: z.string(),
+  approval: z.object({ id: z.string(), expiresAt: timestamp }),
+  downstreamKey: z.string(),
+  resultExpiresAt: timestamp.nullable(),
+});
+
+export const replaySchema = z.object({
+  operationId: z.string(),
+  state: z.enum(["succeeded", "failed"]),
+  tool: z.string(),
+  result: resultSchema.nullable(),
+  error: errorSchema.nullable(),
+  resultExpiresAt: timestamp,
+});
+
+export const heartbeatResponseSchema = z.object({ leaseExpiresAt: timestamp });
+
+export type ClaimRequest = z.infer<typeof claimRequestSchema>;
+export type CompleteRequest = z.infer<typeof completeRequestSchema>;
+export type ResolveRequest = z.infer<typeof resolveRequestSchema>;
+export type OperationView = z.infer<typeof operationViewSchema>;
+export type ClaimCreated = z.infer<typeof claimCreatedSchema>;
+export type Replay = z.infer<typeof replaySchema>;

@@ -1,0 +1,58 @@
+import type { OperationView, Replay } from "@/lib/operations/operation-schemas";
+
+// What the SQL functions return for an operation (tollgate_op_view), timestamps as PostgreSQL prints them.
+export type SqlOperation = {
+  operationId: string;
+  tool: string;
+  state: OperationView["state"];
+  attempts: number;
+  leaseExpiresAt: string | null;
+  notBefore: string | null;
+  downstreamKey: string;
+  result: OperationView["result"];
+  error: OperationView["error"];
+  resultExpiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  resolution: (Omit<NonNullable<OperationView["resolution"]>, "at"> & { at: string }) | null;
+  workflowId: string | null;
+  principal: string;
+};
+
+export function iso(value: string): string;
+export function iso(value: string | null): string | null;
+export function iso(value: string | null): string | null {
+  return value === null ? null : new Date(value).toISOString();
+}
+
+export function operationView(op: SqlOperation): OperationView {
+  return {
+    operationId: op.operationId,
+    tool: op.tool,
+    state: op.state,
+    attempts: op.attempts,
+    leaseExpiresAt: iso(op.leaseExpiresAt),
+    notBefore: iso(op.notBefore),
+    downstreamKey: op.downstreamKey,
+    result: op.result,
+    error: op.error,
+    resultExpiresAt: iso(op.resultExpiresAt),
+    createdAt: iso(op.createdAt),
+    updatedAt: iso(op.updatedAt),
+    resolution: op.resolution ? { ...op.resolution, at: iso(op.resolution.at) } : null,
+  };
+}
+
+// The replay body. Built only from columns that never change once the operation is
+// terminal, with a fixed key order, so every replay is byte-for-byte the same.
+export function replayText(op: SqlOperation): string {
+  const replay: Replay = {
+    operationId: op.operationId,
+    state: op.state as Replay["state"],
+    tool: op.tool,
+    result: op.result,
+    error: op.error,
+    resultExpiresAt: iso(op.resultExpiresAt ?? new Date(0).toISOString()),
+  };
+  return JSON.stringify(replay);
+}

@@ -1,0 +1,20 @@
+import type { Db } from "@/lib/db";
+
+// Deletes terminal operations whose result retention has passed, in batches so a large
+// backlog never holds long locks. Never touches processing, pending or unknown operations:
+// only a replayable result may be forgotten. A later claim with the same key starts anew.
+export async function pruneOperations(options: { db: Db; batchSize?: number; maxBatches?: number }): Promise<{ deleted: number }> {
+  const batchSize = options.batchSize ?? 1000;
+  const maxBatches = options.maxBatches ?? 10_000;
+  let deleted = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const n = await options.db.$executeRaw`
+      DELETE FROM operation WHERE id IN (
+        SELECT id FROM operation
+        WHERE state IN ('succeeded', 'failed', 'rejected') AND result_expires_at < now()
+        LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)`;
+    deleted += n;
+    if (n < batchSize) break;
+  }
+  return { deleted };
+}

@@ -1,0 +1,50 @@
+import type { Db } from "@/lib/db";
+import { newId } from "@/lib/crypto/ids";
+import { recordAudit } from "@/lib/audit/record-audit";
+import type { ToolDefinition } from "@/lib/tools/tool-schema";
+import { toolView, type ToolRow, type ToolView } from "@/lib/tools/tool-view";
+import { selectToolColumns } from "@/lib/tools/tool-columns";
+
+// Creates or replaces a tool of the tenant. The upsert is one atomic statement (no
+// check-then-insert); the row lock taken first only makes the audit's "before" exact.
+export async function putTool(options: {
+  db: Db;
+  tenantId: string;
+  name: string;
+  definition: ToolDefinition;
+  actor: string;
+}): Promise<{ created: boolean; tool: ToolView }> {
+  const { db, tenantId, name, definition: d, actor } = options;
+  return db.$transaction(async (tx) => {
+    const before = await tx.$queryRaw<ToolRow[]>`
+      SELECT ${selectToolColumns} FROM tool WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
+    const rows = await tx.$queryRaw<(ToolRow & { inserted: boolean })[]>`
+      INSERT INTO tool (id, tenant_id, name, description, read_only_hint, destructive_hint, idempotent_hint, open_world_hint,
+        lease_seconds, max_attempts, backoff_base_ms, backoff_cap_ms, takeover, approval, approval_ttl_seconds, result_retention_hours)
+      VALUES (${newId("tool")}, ${tenantId}, ${name}, ${d.description}, ${d.annotations.readOnlyHint}, ${d.annotations.destructiveHint},
+        ${d.annotations.idempotentHint}, ${d.annotations.openWorldHint}, ${d.policy.leaseSeconds}, ${d.policy.maxAttempts},
+        ${d.policy.backoff.baseMs}, ${d.policy.backoff.capMs}, ${d.policy.takeover}::takeover_policy, ${d.policy.approval}::approval_policy,
+        ${d.policy.approvalTtlSeconds}, ${d.policy.resultRetentionHours})
+      ON CONFLICT (tenant_id, name) DO UPDATE SET
+        description = EXCLUDED.description, read_only_hint = EXCLUDED.read_only_hint, destructive_hint = EXCLUDED.destructive_hint,
+        idempotent_hint = EXCLUDED.idempotent_hint, open_world_hint = EXCLUDED.open_world_hint, lease_seconds = EXCLUDED.lease_seconds,
+        max_attempts = EXCLUDED.max_attempts, backoff_base_ms = EXCLUDED.backoff_base_ms, backoff_cap_ms = EXCLUDED.backoff_cap_ms,
+        takeover = EXCLUDED.takeover, approval = EXCLUDED.approval, approval_ttl_seconds = EXCLUDED.approval_ttl_seconds,
+        result_retention_hours = EXCLUDED.result_retention_hours, updated_at = now()
+      RETURNING ${selectToolColumns}, (xmax = 0) AS inserted`;
+    const row = rows[0];
+    if (!row) throw new Error("tool upsert returned no row");
+    const tool = toolView(row);
+    const previous = before[0];
+    await recordAudit(tx, {
+      tenantId,
+      actor,
+      action: row.inserted ? "tool.created" : "tool.replaced",
+      targetType: "tool",
+      targetId: name,
+      before: previous ? toolView(previous) : null,
+      after: tool,
+    });
+    return { created: row.inserted, tool };
+  });
+}
