@@ -2,7 +2,7 @@ import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { ensureBuild } from "@/lib/cli/ensure-build";
 import { startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
-import { createTemplateDatabase } from "./test-database";
+import { createTemplateDatabase, dropDatabase } from "./test-database";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -29,6 +29,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("serverUrl", serverUrl);
   project.provide("templateDb", templateDb);
   return async () => {
+    await dropDatabase(serverUrl, templateDb);
     await stopEmbedded?.();
   };
 }
