@@ -42,6 +42,7 @@ function createMetrics() {
       buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       registers: [registry],
     }),
+    dbQueries: new Counter({ name: "tollgate_db_queries_total", help: "SQL statements sent to PostgreSQL", registers: [registry] }),
     httpRequests: new Counter({
       name: "tollgate_http_requests_total",
       help: "HTTP requests by route and status",
