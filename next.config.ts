@@ -1,11 +1,12 @@
 import type { NextConfig } from "next";
 
 const nextConfig: NextConfig = {
-  // The API must never be cached or prerendered: every answer depends on the database.
   poweredByHeader: false,
-  // pino and the pg driver are Node-only; keep them out of the server bundle.
+  // Tests build each source version into its own folder (see test/support/global-setup.ts),
+  // so a rebuild never pulls files from under a server that is still running.
+  distDir: process.env.NEXT_DIST_DIR || ".next",
+  // pino, pg and prom-client are Node-only; keep them out of the server bundle.
   serverExternalPackages: ["pino", "pg", "@prisma/adapter-pg", "prom-client"],
-  typescript: { ignoreBuildErrors: false },
 };
 
 export default nextConfig;

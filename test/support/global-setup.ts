@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { ensureBuild } from "@/lib/cli/ensure-build";
+import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
+import { pruneOldBuilds } from "./test-builds";
 import { startEmbeddedPostgres } from "@/lib/db/embedded-postgres";
 import { createTemplateDatabase, dropDatabase } from "./test-database";
 
@@ -8,6 +9,7 @@ declare module "vitest" {
   export interface ProvidedContext {
     serverUrl: string;
     templateDb: string;
+    distDir: string;
   }
 }
 
@@ -25,7 +27,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   const templateDb = await createTemplateDatabase(serverUrl);
   log(`template database ${templateDb}`);
-  ensureBuild({ log });
+  // Each source version gets its own build folder: a rebuild (say, by another test run on
+  // this machine) never replaces files under a server that is still running.
+  const { distDir } = ensureBuild({ distDir: path.join(".tollgate", "next-test", inputsDigest().slice(0, 16)), log });
+  pruneOldBuilds(path.resolve(".tollgate", "next-test"), 4);
+  project.provide("distDir", distDir);
   project.provide("serverUrl", serverUrl);
   project.provide("templateDb", templateDb);
   return async () => {

@@ -52,6 +52,7 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
       TOLLGATE_SECRET_KEY: TEST_SECRET,
       NEXT_TELEMETRY_DISABLED: "1",
       DATABASE_POOL_SIZE: "10",
+      NEXT_DIST_DIR: inject("distDir"),
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { type Json } from "@/lib/operations/canonical-json";
+import { diffPaths } from "@/lib/operations/diff-paths";
+
+const parse = (text: string) => JSON.parse(text) as Json;
+
+// A 422 idempotency-key-reused names where the arguments differ, never what they were:
+// the stored arguments may be another request's secrets.
+describe("diffPaths", () => {
+  it.each([
+    { name: "a changed scalar", before: '{"amount":100,"currency":"eur"}', after: '{"amount":200,"currency":"eur"}', paths: ["args.amount"] },
+    { name: "a field inside an array element", before: '{"items":[{"sku":"a"},{"sku":"b"},{"sku":"c"}]}', after: '{"items":[{"sku":"a"},{"sku":"b"},{"sku":"X"}]}', paths: ["args.items[2].sku"] },
+    { name: "an added key", before: '{"a":1}', after: '{"a":1,"b":2}', paths: ["args.b"] },
+    { name: "a removed key", before: '{"a":1,"b":2}', after: '{"a":1}', paths: ["args.b"] },
+    { name: "null versus missing", before: '{"a":null}', after: "{}", paths: ["args.a"] },
+    { name: "a longer array", before: '{"xs":[1,2]}', after: '{"xs":[1,2,3]}', paths: ["args.xs[2]"] },
+    { name: "a shorter array", before: '{"xs":[1,2,3]}', after: '{"xs":[1]}', paths: ["args.xs[1]", "args.xs[2]"] },
+    { name: "an object replaced by a scalar", before: '{"a":{"b":1}}', after: '{"a":1}', paths: ["args.a"] },
+    { name: "an array replaced by an object", before: '{"a":[1]}', after: '{"a":{"0":1}}', paths: ["args.a"] },
+    { name: "a string that looks like the number", before: '{"a":1}', after: '{"a":"1"}', paths: ["args.a"] },
+    { name: "several keys, listed in sorted order", before: '{"z":1,"a":1,"m":{"k":1}}', after: '{"z":2,"a":2,"m":{"k":2}}', paths: ["args.a", "args.m.k", "args.z"] },
+  ])("names the path of $name", ({ before, after, paths }) => {
+    expect(diffPaths(parse(before), parse(after))).toEqual(paths);
+  });
+
+  it.each([
+    { name: "a space", key: "first name", path: 'args["first name"]' },
+    { name: "a leading digit", key: "1st", path: 'args["1st"]' },
+    { name: "a dot", key: "a.b", path: 'args["a.b"]' },
+    { name: "brackets", key: "a[0]", path: 'args["a[0]"]' },
+    { name: "a quote", key: 'say "hi"', path: 'args["say \\"hi\\""]' },
+    { name: "nothing (empty key)", key: "", path: 'args[""]' },
+    { name: "a dash", key: "x-y", path: 'args["x-y"]' },
+  ])("quotes a key with $name so the path stays unambiguous", ({ key, path }) => {
+    expect(diffPaths({ [key]: 1 }, { [key]: 2 })).toEqual([path]);
+  });
+
+  it("keeps plain identifier keys unquoted ($, _, digits after the first character)", () => {
+    expect(diffPaths({ $ref: 1, _id: 1, a1: 1 }, { $ref: 2, _id: 2, a1: 2 })).toEqual(["args.$ref", "args._id", "args.a1"]);
+  });
+
+  it("finds no difference between documents that differ only in key order or number spelling", () => {
+    expect(diffPaths(parse('{"a":1.0,"b":{"y":1,"x":2}}'), parse('{"b":{"x":2,"y":1},"a":1}'))).toEqual([]);
+  });
+
+  it("never puts a value, old or new, into its output", () => {
+    const before = parse('{"card":"4242-4242-4242-4242","nested":{"token":"sk_live_secret"},"list":["p@ssw0rd"],"n":123456789}');
+    const after = parse('{"card":"5555-5555-5555-4444","nested":{"token":"sk_live_other"},"list":["hunter2"],"n":987654321,"added":"brand-new-value"}');
+
+    const out = diffPaths(before, after);
+
+    expect(out).toEqual(["args.added", "args.card", "args.list[0]", "args.n", "args.nested.token"]);
+    const text = JSON.stringify(out);
+    for (const value of ["4242", "5555", "sk_live", "p@ssw0rd", "hunter2", "123456789", "987654321", "brand-new-value"]) {
+      expect(text).not.toContain(value);
+    }
+  });
+
+  it("stops at the limit, so a huge mismatch cannot make a huge response", () => {
+    const before: Record<string, Json> = {};
+    const after: Record<string, Json> = {};
+    for (let i = 0; i < 500; i++) {
+      before[`k${i}`] = i;
+      after[`k${i}`] = i + 1;
+    }
+    expect(diffPaths(before, after)).toHaveLength(50);
+    expect(diffPaths(before, after, "args", 3)).toHaveLength(3);
+  });
+
+  it("uses the base it is given for the root path", () => {
+    expect(diffPaths({ a: 1 }, { a: 2 }, "body")).toEqual(["body.a"]);
+    expect(diffPaths(1, 2)).toEqual(["args"]);
+  });
+});
