@@ -30,7 +30,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Each source version gets its own build folder: a rebuild (say, by another test run on
   // this machine) never replaces files under a server that is still running.
   const { distDir } = ensureBuild({ distDir: path.join(".tollgate", "next-test", inputsDigest().slice(0, 16)), log });
-  pruneOldBuilds(path.resolve(".tollgate", "next-test"), 4);
+  pruneOldBuilds(path.resolve(".tollgate", "next-test"), 6);
   project.provide("distDir", distDir);
   project.provide("serverUrl", serverUrl);
   project.provide("templateDb", templateDb);
