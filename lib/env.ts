@@ -10,6 +10,14 @@ const envSchema = z.object({
   // Seconds an instance trusts a cached API-key lookup; the hot-path SQL re-checks revocation anyway.
   TOLLGATE_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  // Console sign-in. The JWT secret defaults to one derived from TOLLGATE_SECRET_KEY.
+  NEXTAUTH_SECRET: z.string().min(32).optional(),
+  TOLLGATE_SESSION_HOURS: z.coerce.number().min(0.1).max(24 * 30).default(8),
+  // Optional single sign-on: all three turn on an OpenID Connect provider.
+  OIDC_ISSUER: z.url().optional(),
+  OIDC_CLIENT_ID: z.string().min(1).optional(),
+  OIDC_CLIENT_SECRET: z.string().min(1).optional(),
+  OIDC_NAME: z.string().default("Single sign-on"),
 });
 
 export type Env = z.infer<typeof envSchema>;

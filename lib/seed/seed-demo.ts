@@ -1,10 +1,12 @@
 import type { Db } from "@/lib/db";
 import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { createTenant } from "@/lib/tenants/create-tenant";
+import { randomBytes } from "node:crypto";
 import { putTool } from "@/lib/tools/put-tool";
+import { createUser } from "@/lib/users/create-user";
 import { demoTools } from "@/lib/seed/demo-tools";
 
-export type DemoCredentials = { tenant: string; adminKey: string; agentKey: string };
+export type DemoCredentials = { tenant: string; adminKey: string; agentKey: string; consoleEmail: string; consolePassword: string };
 
 // Seeds only an empty database (no tenant at all), so a second `npm start` keeps everything.
 // Two instances starting at once cannot both seed: the tenant slug is unique.
@@ -23,5 +25,8 @@ export async function seedDemo(options: { db: Db }): Promise<DemoCredentials | n
   for (const [name, definition] of Object.entries(demoTools)) {
     await putTool({ db, tenantId: tenant.id, name, definition, actor });
   }
-  return { tenant: tenant.slug, adminKey: admin.secret, agentKey: agent.secret };
+  const consoleEmail = "admin@demo.tollgate.local";
+  const consolePassword = randomBytes(12).toString("base64url");
+  await createUser({ db, actor, input: { email: consoleEmail, name: "Demo admin", role: "admin", allTenants: true, password: consolePassword } });
+  return { tenant: tenant.slug, adminKey: admin.secret, agentKey: agent.secret, consoleEmail, consolePassword };
 }

@@ -30,7 +30,10 @@ export async function migrationCommand(args: string[]): Promise<number> {
     process.stdout.write("schema.prisma matches the migrations; nothing to write.\n");
     return 0;
   }
-  const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14);
+  // Migrations apply in name order: never write one that sorts before an existing one.
+  const now = new Date().toISOString().replace(/\D/g, "").slice(0, 14);
+  const last = existing.sort().at(-1)?.slice(0, 14) ?? "0";
+  const stamp = now > last ? now : String(BigInt(last) + 1n);
   const dir = path.join(migrationsDir, `${stamp}_${name}`);
   mkdirSync(dir);
   writeFileSync(path.join(dir, "migration.sql"), sql);

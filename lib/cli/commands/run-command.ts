@@ -12,6 +12,8 @@ export const usage = `Usage: npm run tollgate -- <command>
   api-key create --tenant <slug> --principal <name> --role agent|approver|admin [--tools a,b]
   api-key revoke <id>
   api-key list --tenant <slug>
+  user create --email <email> --role viewer|operator|approver|admin [--tenants a,b | --all-tenants] [--name <name>]
+                                          console user; password from stdin, or generated and printed once
   prune                                   delete terminal operations past their result retention
   migration create <name>                 write the next migration from schema.prisma (developers)
 
@@ -25,6 +27,7 @@ const commands: Record<string, () => Promise<Handler>> = {
   migrate: async () => (await import("@/lib/cli/commands/migrate")).migrateCommand,
   tenant: async () => (await import("@/lib/cli/commands/tenant")).tenantCommand,
   "api-key": async () => (await import("@/lib/cli/commands/api-key")).apiKeyCommand,
+  user: async () => (await import("@/lib/cli/commands/user")).userCommand,
   prune: async () => (await import("@/lib/cli/commands/prune")).pruneCommand,
   migration: async () => (await import("@/lib/cli/commands/migration")).migrationCommand,
 };

@@ -80,6 +80,7 @@ async function waitForHealth(port: number, next: ChildProcess): Promise<void> {
 
 function printCredentials(c: DemoCredentials, port: number): void {
   const text = [
+    `console: http://localhost:${port}/signin  email ${c.consoleEmail}  password ${c.consolePassword}`,
     `tenant: ${c.tenant}`,
     `admin API key: ${c.adminKey}`,
     `agent API key: ${c.agentKey}`,

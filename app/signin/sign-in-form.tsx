@@ -1,0 +1,53 @@
+"use client";
+
+import { signIn } from "next-auth/react";
+import { useRouter, useSearchParams } from "next/navigation";
+import { useState, type FormEvent } from "react";
+
+export function SignInForm({ sso }: { sso: string | null }) {
+  const router = useRouter();
+  const search = useSearchParams();
+  const [error, setError] = useState<string | null>(search.get("error") ? "Sign-in failed. Try again." : null);
+  const [busy, setBusy] = useState(false);
+
+  async function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setBusy(true);
+    setError(null);
+    const result = await signIn("credentials", { redirect: false, email: form.get("email"), password: form.get("password") });
+    setBusy(false);
+    if (!result || result.error) {
+      setError("Wrong email or password.");
+      return;
+    }
+    router.push(search.get("callbackUrl") ?? "/");
+    router.refresh();
+  }
+
+  return (
+    <form onSubmit={onSubmit} className="stack" aria-label="Sign in">
+      {error ? (
+        <div className="error" role="alert">
+          {error}
+        </div>
+      ) : null}
+      <label>
+        Email
+        <input name="email" type="email" autoComplete="username" required autoFocus />
+      </label>
+      <label>
+        Password
+        <input name="password" type="password" autoComplete="current-password" required />
+      </label>
+      <button className="primary" type="submit" disabled={busy}>
+        {busy ? "Signing in…" : "Sign in"}
+      </button>
+      {sso ? (
+        <button type="button" onClick={() => void signIn("oidc", { callbackUrl: "/" })}>
+          Continue with {sso}
+        </button>
+      ) : null}
+    </form>
+  );
+}

@@ -1,0 +1,46 @@
+import type { ReactNode } from "react";
+import { NuqsAdapter } from "nuqs/adapters/next/app";
+import { db } from "@/lib/db";
+import { requireConsole } from "@/lib/auth/require-console";
+import { can } from "@/lib/auth/roles";
+import { countReconcileQueue } from "@/lib/console/reconcile-queue";
+import { NavLinks, type NavItem } from "@/components/shell/nav-links";
+import { TenantSwitcher } from "@/components/shell/tenant-switcher";
+import { SignOutButton } from "@/components/shell/sign-out-button";
+
+export const dynamic = "force-dynamic";
+
+// The console shell: sections, tenant switcher, who is signed in. Every page below it checks
+// the session and the tenant membership again on the server (layouts do not guard pages).
+export default async function ConsoleLayout({ children, params }: { children: ReactNode; params: Promise<{ tenant: string }> }) {
+  const { tenant: slug } = await params;
+  const { user, tenant } = await requireConsole(slug);
+  const waiting = await countReconcileQueue({ db: db(), tenantId: tenant.id });
+  const base = `/t/${tenant.slug}`;
+  const items: NavItem[] = [
+    { href: base, label: "Overview" },
+    { href: `${base}/operations`, label: "Operations" },
+    { href: `${base}/reconcile`, label: "Reconcile", count: waiting },
+    { href: `${base}/tools`, label: "Tools" },
+    ...(can(user.role, "administer") ? [{ href: `${base}/api-keys`, label: "API keys" }, { href: `${base}/users`, label: "Users" }] : []),
+    { href: `${base}/audit`, label: "Audit log" },
+  ];
+  return (
+    <NuqsAdapter>
+      <div className="shell">
+        <aside className="sidebar">
+          <div className="brand">Tollgate</div>
+          <TenantSwitcher current={tenant.slug} tenants={user.tenants} />
+          <NavLinks items={items} />
+          <div className="sidebar-foot">
+            <span title={user.email}>
+              {user.email} · <strong>{user.role}</strong>
+            </span>
+            <SignOutButton />
+          </div>
+        </aside>
+        <main className="content">{children}</main>
+      </div>
+    </NuqsAdapter>
+  );
+}

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import path from "node:path";
+
+// One real `next start` (the production server), started by the PID of node itself (not npx,
+// which would leave next-server behind), and stopped by that PID.
+
+export type BenchServer = { baseUrl: string; pid: number; logs: string[]; stop: () => Promise<void> };
+
+export async function startServer(options: { databaseUrl: string; distDir: string; secret: string }): Promise<BenchServer> {
+  const port = await freePort();
+  const bin = path.resolve("node_modules", "next", "dist", "bin", "next");
+  const child = spawn(process.execPath, [bin, "start", "-p", String(port), "-H", "127.0.0.1"], {
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      NEXT_DIST_DIR: options.distDir,
+      NEXT_TELEMETRY_DISABLED: "1",
+      DATABASE_URL: options.databaseUrl,
+      TOLLGATE_SECRET_KEY: options.secret,
+      // One JSON line per request to a pipe would measure the logger, not the protocol.
+      LOG_LEVEL: "warn",
+      DATABASE_POOL_SIZE: "20",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: string[] = [];
+  const collect = (chunk: Buffer) => {
+    logs.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+    if (logs.length > 500) logs.splice(0, logs.length - 500);
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = () => stopChild(child);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`next start exited early:\n${logs.join("\n")}`);
+    try {
+      if ((await fetch(`${baseUrl}/api/health`)).ok) return { baseUrl, pid: child.pid ?? 0, logs, stop };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await stop();
+  throw new Error(`next start did not become healthy within 60 s:\n${logs.join("\n")}`);
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+// The server's own count of SQL statements and of requests per route (GET /api/metrics), so the
+// bench can print statements per request for each scenario.
+export async function serverCounters(baseUrl: string): Promise<{ dbQueries: number; requests: number }> {
+  const text = await (await fetch(`${baseUrl}/api/metrics`)).text();
+  let dbQueries = 0;
+  let requests = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("tollgate_db_queries_total ")) dbQueries = Number(line.split(" ")[1]);
+    if (line.startsWith("tollgate_http_requests_total{")) requests += Number(line.split(" ").at(-1));
+  }
+  return { dbQueries, requests };
+}

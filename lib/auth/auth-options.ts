@@ -1,0 +1,82 @@
+import type { AuthOptions } from "next-auth";
+import CredentialsProvider from "next-auth/providers/credentials";
+import { db } from "@/lib/db";
+import { env } from "@/lib/env";
+import { hmacBase64Url } from "@/lib/crypto/digest";
+import { UNUSABLE_HASH, verifyPassword } from "@/lib/auth/password";
+import { log } from "@/lib/log";
+import { logDigest } from "@/lib/crypto/digest";
+
+let cached: AuthOptions | undefined;
+
+// next-auth v4 with JWT sessions. The token carries only the user id: role, memberships and
+// "disabled" are read from the database on every request (lib/auth/console-user.ts), so a
+// demotion or a disabled account takes effect at once rather than when the JWT expires.
+export function authOptions(): AuthOptions {
+  if (cached) return cached;
+  const e = env();
+  // next-auth derives its origin from the Host header only when told to trust it; Tollgate
+  // is served directly (or behind a proxy that sets X-Forwarded-Host), so it does.
+  process.env.AUTH_TRUST_HOST ??= "true";
+  const providers: AuthOptions["providers"] = [
+    CredentialsProvider({
+      id: "credentials",
+      name: "Email and password",
+      credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
+      async authorize(credentials) {
+        const email = String(credentials?.email ?? "").trim().toLowerCase();
+        const password = String(credentials?.password ?? "");
+        const user = email ? await db().user.findUnique({ where: { email } }) : null;
+        // Always run scrypt, so an unknown email takes as long as a wrong password.
+        const ok = await verifyPassword(password, user?.passwordHash ?? UNUSABLE_HASH);
+        if (!user || !ok || user.disabledAt) {
+          log().warn({ emailDigest: logDigest(email) }, "console sign-in refused");
+          return null;
+        }
+        return { id: user.id, email: user.email, name: user.name };
+      },
+    }),
+  ];
+  if (e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET) {
+    providers.push({
+      id: "oidc",
+      name: e.OIDC_NAME,
+      type: "oauth",
+      wellKnown: `${e.OIDC_ISSUER.replace(/\/$/, "")}/.well-known/openid-configuration`,
+      clientId: e.OIDC_CLIENT_ID,
+      clientSecret: e.OIDC_CLIENT_SECRET,
+      idToken: true,
+      checks: ["pkce", "state"],
+      authorization: { params: { scope: "openid email profile" } },
+      profile: (profile: { sub: string; email?: string; name?: string }) => ({ id: profile.sub, email: profile.email ?? null, name: profile.name ?? null }),
+    });
+  }
+  cached = {
+    providers,
+    secret: e.NEXTAUTH_SECRET ?? hmacBase64Url(e.TOLLGATE_SECRET_KEY, "tollgate-nextauth-v1"),
+    session: { strategy: "jwt", maxAge: Math.round(e.TOLLGATE_SESSION_HOURS * 3600) },
+    pages: { signIn: "/signin" },
+    callbacks: {
+      // SSO signs in only people an admin created (matched by email); nobody is auto-provisioned.
+      async signIn({ user, account }) {
+        if (account?.provider !== "oidc") return true;
+        const email = user.email?.toLowerCase();
+        const known = email ? await db().user.findUnique({ where: { email } }) : null;
+        return Boolean(known && !known.disabledAt);
+      },
+      async jwt({ token, user, account }) {
+        if (user && account?.provider === "oidc" && user.email) {
+          const known = await db().user.findUnique({ where: { email: user.email.toLowerCase() } });
+          if (known) token.uid = known.id;
+        } else if (user) {
+          token.uid = user.id;
+        }
+        return token;
+      },
+      async session({ session, token }) {
+        return { ...session, uid: typeof token.uid === "string" ? token.uid : undefined };
+      },
+    },
+  };
+  return cached;
+}

@@ -1,0 +1,35 @@
+import { getServerSession } from "next-auth";
+import { db } from "@/lib/db";
+import { authOptions } from "@/lib/auth/auth-options";
+import type { UserRole } from "@/lib/auth/roles";
+
+export type ConsoleUser = {
+  id: string;
+  email: string;
+  name: string;
+  role: UserRole;
+  // The tenants this user may see, by slug, in a stable order.
+  tenants: { id: string; slug: string; name: string }[];
+};
+
+// The signed-in person, read fresh from the database on every request (role, memberships,
+// disabled), or null. Callers decide whether that means a redirect or a 401.
+export async function currentConsoleUser(): Promise<ConsoleUser | null> {
+  const session = (await getServerSession(authOptions())) as { uid?: string } | null;
+  if (!session?.uid) return null;
+  const user = await db().user.findUnique({
+    where: { id: session.uid },
+    include: { tenants: { include: { tenant: true } } },
+  });
+  if (!user || user.disabledAt) return null;
+  const tenants = user.allTenants
+    ? await db().tenant.findMany({ orderBy: { slug: "asc" } })
+    : user.tenants.map((m) => m.tenant).sort((a, b) => a.slug.localeCompare(b.slug));
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    tenants: tenants.map((t) => ({ id: t.id, slug: t.slug, name: t.name })),
+  };
+}

@@ -1,0 +1,42 @@
+import { currentConsoleUser, type ConsoleUser } from "@/lib/auth/console-user";
+import { can, type Capability } from "@/lib/auth/roles";
+import { ProblemError } from "@/lib/http/problem";
+import { handleRequest } from "@/lib/http/handle-errors";
+import type { RequestContext } from "@/lib/http/request-context";
+
+export type ConsoleTenant = ConsoleUser["tenants"][number];
+
+type Args<P> = { req: Request; user: ConsoleUser; tenant: ConsoleTenant; params: P; ctx: RequestContext };
+
+// Console route handlers under /api/console/{tenant}/…: a signed-in session, membership of
+// the tenant (else 404, as if it did not exist), and the capability the action needs (else
+// 403). Mutations must come from our own pages: the Origin header must name this host, on
+// top of next-auth's SameSite=Lax session cookie.
+export function withConsoleUser<P extends { tenant: string }>(
+  options: { route: string; capability: Capability },
+  handler: (args: Args<P>) => Promise<Response>,
+) {
+  return (req: Request, routeContext: { params: Promise<P> }) =>
+    handleRequest(req, options.route, async (ctx) => {
+      if (req.method !== "GET" && req.method !== "HEAD") assertSameOrigin(req);
+      const user = await currentConsoleUser();
+      if (!user) throw new ProblemError("unauthorized", "Sign in to the console first.");
+      ctx.annotate({ userId: user.id });
+      const params = await routeContext.params;
+      const tenant = user.tenants.find((t) => t.slug === params.tenant);
+      if (!tenant) throw new ProblemError("not-found", "No such tenant.");
+      ctx.annotate({ tenantId: tenant.id });
+      if (!can(user.role, options.capability)) {
+        throw new ProblemError("forbidden", `Your role (${user.role}) may not do this; it needs "${options.capability}".`);
+      }
+      return handler({ req, user, tenant, params, ctx });
+    });
+}
+
+function assertSameOrigin(req: Request): void {
+  const origin = req.headers.get("origin");
+  const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
+  if (!origin || !host || new URL(origin).host !== host) {
+    throw new ProblemError("forbidden", "Cross-site request refused: console changes must come from the console itself.");
+  }
+}

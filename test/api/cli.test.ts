@@ -1,0 +1,136 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call } from "../support/http";
+import { startTestApp, type TestApp } from "../support/test-app";
+
+// The CLI is how an operator bootstraps Tollgate: tenants, keys, migrations. It runs here as a
+// real process against the test database, and its keys must work against the real server.
+
+const projectRoot = path.resolve(import.meta.dirname, "..", "..");
+const tsx = path.join(projectRoot, "node_modules", ".bin", "tsx");
+
+type CliResult = { code: number; stdout: string; stderr: string };
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+
+afterAll(async () => {
+  await app?.stop();
+});
+
+function cli(...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      tsx,
+      ["lib/cli/main.ts", ...args],
+      { cwd: projectRoot, env: { ...process.env, DATABASE_URL: app.url }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+const lastLine = (text: string) => text.trimEnd().split("\n").at(-1) ?? "";
+
+describe("tollgate CLI: tenant and API keys", () => {
+  let secret = "";
+  let keyId = "";
+
+  it("tenant create acme --name Acme: creates the tenant and audits it", async () => {
+    const res = await cli("tenant", "create", "acme", "--name", "Acme");
+
+    expect(res).toMatchObject({ code: 0, stderr: "" });
+    expect(res.stdout).toMatch(/Created tenant acme \(ten_[\w-]+\)/);
+    const tenant = await app.db.tenant.findUniqueOrThrow({ where: { slug: "acme" } });
+    expect(tenant.name).toBe("Acme");
+    expect(await app.db.auditEvent.count({ where: { tenantId: tenant.id, action: "tenant.created", actor: "cli" } })).toBe(1);
+  });
+
+  it("api-key create prints the secret once, alone on the last stdout line, and stores only its hash", async () => {
+    const res = await cli("api-key", "create", "--tenant", "acme", "--principal", "bot", "--role", "agent", "--tools", "a,b");
+
+    expect(res.code).toBe(0);
+    secret = lastLine(res.stdout);
+    expect(secret).toMatch(/^tgk_[A-Za-z0-9_-]{40,}$/);
+    expect(res.stdout.split(secret)).toHaveLength(2);
+    const key = await app.db.apiKey.findFirstOrThrow({ where: { principal: "bot", tenant: { slug: "acme" } } });
+    keyId = key.id;
+    expect(key).toMatchObject({ role: "agent", tools: ["a", "b"], revokedAt: null, prefix: secret.slice(0, key.prefix.length) });
+    expect(JSON.stringify(key)).not.toContain(secret);
+  });
+
+  it("the new key authenticates against the server: an unknown operation is 404, not 401", async () => {
+    const res = await call(app.baseUrl, "GET", "/api/v1/operations/op_x", { key: secret });
+
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe("operation-not-found");
+  });
+
+  it("api-key list shows the key's id and prefix, never its secret", async () => {
+    const res = await cli("api-key", "list", "--tenant", "acme");
+
+    expect(res.code).toBe(0);
+    const line = res.stdout.split("\n").find((l) => l.startsWith(keyId));
+    expect(line).toBeDefined();
+    expect(line).toContain(secret.slice(0, 12));
+    expect(line).toMatch(/\bagent\b/);
+    expect(line).toMatch(/\bactive\b/);
+    expect(res.stdout).not.toContain(secret);
+    expect(res.stdout).not.toContain(secret.slice(12));
+  });
+
+  it("api-key revoke <id>: the key is refused from then on (401)", async () => {
+    const res = await cli("api-key", "revoke", keyId);
+
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(keyId);
+    expect((await app.db.apiKey.findUniqueOrThrow({ where: { id: keyId } })).revokedAt).not.toBeNull();
+    const after = await call(app.baseUrl, "GET", "/api/v1/operations/op_x", { key: secret });
+    expect(after.status).toBe(401);
+    expect(after.body.code).toBe("unauthorized");
+    const listed = await cli("api-key", "list", "--tenant", "acme");
+    expect(listed.stdout.split("\n").find((l) => l.startsWith(keyId))).toMatch(/revoked/);
+  });
+
+  it("migrate on a migrated database applies nothing and says it is up to date", async () => {
+    const before = await app.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM _prisma_migrations`;
+
+    const res = await cli("migrate");
+
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/up to date/i);
+    expect(await app.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM _prisma_migrations`).toEqual(before);
+  });
+});
+
+describe("tollgate CLI: bad arguments exit non-zero with a clear message on stderr", () => {
+  it.each([
+    { name: "no command", args: [], stderr: /usage/i },
+    { name: "an unknown command", args: ["frobnicate"], stderr: /unknown command "frobnicate"/ },
+    { name: "api-key create without --role", args: ["api-key", "create", "--tenant", "acme", "--principal", "bot2"], stderr: /--role is required/ },
+    { name: "api-key create --role root", args: ["api-key", "create", "--tenant", "acme", "--principal", "bot2", "--role", "root"], stderr: /--role must be agent, approver or admin/ },
+    { name: "an unknown flag", args: ["tenant", "create", "other", "--colour", "blue"], stderr: /--colour/ },
+    { name: "tenant create with a bad slug", args: ["tenant", "create", "Bad Slug"], stderr: /lowercase|must be/ },
+    { name: "api-key list for an unknown tenant", args: ["api-key", "list", "--tenant", "nope"], stderr: /no tenant with slug "nope"/ },
+    { name: "api-key create with a bad tool name", args: ["api-key", "create", "--tenant", "acme", "--principal", "bot2", "--role", "agent", "--tools", "Bad Tool"], stderr: /must match/ },
+  ])("$name", async ({ args, stderr }) => {
+    const tenantsBefore = await app.db.tenant.count();
+    const keysBefore = await app.db.apiKey.count();
+
+    const res = await cli(...args);
+
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(stderr);
+    // A clear message, not a crash: no stack trace.
+    expect(res.stderr).not.toMatch(/^\s+at /m);
+    expect(res.stdout).not.toMatch(/tgk_/);
+    expect(await app.db.tenant.count()).toBe(tenantsBefore);
+    expect(await app.db.apiKey.count()).toBe(keysBefore);
+  });
+});

@@ -1,0 +1,473 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sha256Hex } from "@/lib/crypto/digest";
+import { call, claim, type Reply } from "../support/http";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+
+// Complete, heartbeat and read (AGENT-API.md "Heartbeat", "Complete", "Read"): what the lease
+// holder's report does to the stored operation, its attempt and the audit log, and what
+// every other report (repeated, contradicting, stale) is refused with.
+
+let app: TestApp;
+let acme: TenantKeys;
+let globex: TenantKeys;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  globex = await seedTenant(app.db, "globex");
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+type Policy = {
+  leaseSeconds?: number;
+  maxAttempts?: number;
+  backoff?: { baseMs: number; capMs: number };
+  takeover?: "never" | "deduplicated";
+  resultRetentionHours?: number;
+};
+
+const STATUS_VIEW_FIELDS = [
+  "attempts",
+  "createdAt",
+  "downstreamKey",
+  "error",
+  "leaseExpiresAt",
+  "notBefore",
+  "operationId",
+  "resolution",
+  "result",
+  "resultExpiresAt",
+  "state",
+  "tool",
+  "updatedAt",
+];
+
+let toolCounter = 0;
+
+async function createTool(policy: Policy = {}): Promise<string> {
+  const name = `complete.tool-${++toolCounter}`;
+  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: acme.admin, body: { policy } });
+  expect(res.status, res.text).toBe(201);
+  return name;
+}
+
+const newKey = () => `idem-${randomUUID()}`;
+
+type Claimed = { operationId: string; token: string; downstreamKey: string; idem: string; tool: string; args: Record<string, unknown> };
+
+async function claimNew(tool: string, args: Record<string, unknown> = { title: "Printer on fire" }): Promise<Claimed> {
+  const idem = newKey();
+  const res = await claim(app.baseUrl, acme.agent, idem, { tool, args });
+  expect(res.status, res.text).toBe(201);
+  return { operationId: res.body.operationId, token: res.body.attempt.fencingToken, downstreamKey: res.body.downstreamKey, idem, tool, args };
+}
+
+function complete(operationId: string, body: Record<string, unknown>, key = acme.agent): Promise<Reply> {
+  return call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, { key, body });
+}
+
+function heartbeat(operationId: string, fencingToken: string, key = acme.agent): Promise<Reply> {
+  return call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/heartbeat`, { key, body: { fencingToken } });
+}
+
+const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
+const attemptsOf = (operationId: string) => app.db.attempt.findMany({ where: { operationId }, orderBy: { number: "asc" } });
+const auditOf = (operationId: string) =>
+  app.db.auditEvent.findMany({ where: { targetType: "operation", targetId: operationId }, orderBy: { id: "asc" } });
+
+// Everything stored about one operation, to prove a refused request changed none of it.
+async function snapshot(operationId: string) {
+  return { operation: await operation(operationId), attempts: await attemptsOf(operationId), audit: await auditOf(operationId) };
+}
+
+async function waitUntil(operationId: string, what: "lease expired" | "backoff over"): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    // The database clock is the one the server decides with.
+    const rows = await app.db.$queryRaw<{ ok: boolean }[]>`
+      SELECT CASE WHEN ${what} = 'lease expired' THEN now() > lease_expires_at + interval '200 milliseconds'
+                  ELSE not_before IS NULL OR now() > not_before END AS ok
+      FROM operation WHERE id = ${operationId}`;
+    if (rows[0]?.ok) return;
+    if (Date.now() > deadline) throw new Error(`${what}: not reached in time for ${operationId}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function expectProblem(res: Reply, status: number, code: string): void {
+  expect(res.status, res.text).toBe(status);
+  expect(res.headers.get("content-type")).toBe("application/problem+json");
+  expect(res.body).toMatchObject({ status, code });
+}
+
+function expectStatusView(body: Record<string, unknown>): void {
+  expect(Object.keys(body).sort()).toEqual(STATUS_VIEW_FIELDS);
+}
+
+const HOUR_MS = 3_600_000;
+
+describe("complete: the lease holder reports the outcome", () => {
+  it("succeeded stores the result, keeps it for the tool's retention, ends the attempt and is audited; the answer is the status view", async () => {
+    const tool = await createTool({ resultRetentionHours: 5 });
+    const op = await claimNew(tool);
+
+    const res = await complete(op.operationId, {
+      fencingToken: op.token,
+      outcome: "succeeded",
+      result: { statusCode: 201, body: { ticket: "T-9" }, resourceId: "T-9" },
+      provider: { requestId: "req_1", resourceId: "T-9" },
+    });
+
+    expect(res.status, res.text).toBe(200);
+    expectStatusView(res.body);
+    expect(res.body).toMatchObject({
+      operationId: op.operationId,
+      tool,
+      state: "succeeded",
+      attempts: 1,
+      leaseExpiresAt: null,
+      notBefore: null,
+      downstreamKey: op.downstreamKey,
+      result: { statusCode: 201, body: { ticket: "T-9" }, resourceId: "T-9" },
+      error: null,
+      resolution: null,
+    });
+    const stored = await operation(op.operationId);
+    expect(stored).toMatchObject({ state: "succeeded", result: { statusCode: 201, body: { ticket: "T-9" }, resourceId: "T-9" }, leaseExpiresAt: null });
+    expect(stored.completedAt).not.toBeNull();
+    // Retention runs from the completion (both stamped by the same transaction).
+    expect(stored.resultExpiresAt!.getTime() - stored.completedAt!.getTime()).toBe(5 * HOUR_MS);
+    expect(res.body.resultExpiresAt).toBe(stored.resultExpiresAt!.toISOString());
+    const attempts = await attemptsOf(op.operationId);
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ number: 1, outcome: "succeeded", provider: { requestId: "req_1", resourceId: "T-9" } });
+    expect(attempts[0]!.endedAt).not.toBeNull();
+    const audit = await auditOf(op.operationId);
+    expect(audit.map((e) => e.action)).toEqual(["operation.claimed", "operation.completed"]);
+    const keyId = (await app.db.apiKey.findFirstOrThrow({ where: { tenantId: acme.tenantId, principal: "acme-agent" } })).id;
+    expect(audit[1]).toMatchObject({
+      actor: `api-key:${keyId}`,
+      before: { state: "processing", attempt: 1 },
+      after: { state: "succeeded", attempt: 1, outcome: "succeeded" },
+    });
+    // The answer is exactly what a read shows afterwards.
+    const read = await call(app.baseUrl, "GET", `/api/v1/operations/${op.operationId}`, { key: acme.agent });
+    expect(read.body).toEqual(res.body);
+  });
+
+  it("failed (not retryable) is terminal: the error is stored, the attempt is failed, and claims replay it", async () => {
+    const tool = await createTool({ maxAttempts: 3 });
+    const op = await claimNew(tool);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, outcome: "failed", error: { code: "card_declined", message: "Declined" } });
+
+    expect(res.status, res.text).toBe(200);
+    expectStatusView(res.body);
+    expect(res.body).toMatchObject({ state: "failed", error: { code: "card_declined", message: "Declined" }, result: null, notBefore: null });
+    const stored = await operation(op.operationId);
+    expect(stored).toMatchObject({ state: "failed", attemptCount: 1, error: { code: "card_declined", message: "Declined" }, notBefore: null });
+    expect(stored.resultExpiresAt).not.toBeNull();
+    expect((await attemptsOf(op.operationId)).map((a) => [a.number, a.outcome])).toEqual([[1, "failed"]]);
+    // Attempts were left, but a definite failure is final: the next claim is a replay.
+    const again = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ state: "failed", error: { code: "card_declined", message: "Declined" } });
+  });
+
+  it("failed + retryable returns to pending with notBefore drawn in [now, now + min(capMs, baseMs·2^(n-1))] for each attempt n", async () => {
+    const policy = { maxAttempts: 4, backoff: { baseMs: 200, capMs: 500 } };
+    const tool = await createTool(policy);
+    const op = await claimNew(tool);
+    let token = op.token;
+
+    for (const n of [1, 2, 3]) {
+      const res = await complete(op.operationId, { fencingToken: token, outcome: "failed", retryable: true, error: { code: "e503", message: `attempt ${n}` } });
+
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ state: "pending", attempts: n, leaseExpiresAt: null, result: null });
+      const stored = await operation(op.operationId);
+      expect(stored.state).toBe("pending");
+      expect(res.body.notBefore).toBe(stored.notBefore!.toISOString());
+      // updated_at is the transaction's now(); both columns are rounded to milliseconds.
+      const delay = stored.notBefore!.getTime() - stored.updatedAt.getTime();
+      const window = Math.min(policy.backoff.capMs, policy.backoff.baseMs * 2 ** (n - 1));
+      expect(delay).toBeGreaterThanOrEqual(0);
+      expect(delay).toBeLessThanOrEqual(window + 1);
+      expect((await attemptsOf(op.operationId))[n - 1]).toMatchObject({ number: n, outcome: "retryable_failure" });
+
+      await waitUntil(op.operationId, "backoff over");
+      const next = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+      expect(next.status, next.text).toBe(201);
+      expect(next.body.attempt.number).toBe(n + 1);
+      token = next.body.attempt.fencingToken;
+    }
+    expect((await auditOf(op.operationId)).filter((e) => e.action === "operation.retry_scheduled")).toHaveLength(3);
+  });
+
+  it("failed + retryable on the last attempt makes the operation failed", async () => {
+    const tool = await createTool({ maxAttempts: 1, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "e503", message: "down" } });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ state: "failed", notBefore: null, error: { code: "e503", message: "down" } });
+    const stored = await operation(op.operationId);
+    expect(stored).toMatchObject({ state: "failed", notBefore: null, attemptCount: 1 });
+    expect(stored.resultExpiresAt).not.toBeNull();
+    expect((await attemptsOf(op.operationId)).map((a) => [a.number, a.outcome])).toEqual([[1, "retryable_failure"]]);
+    const again = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+    expect(again.status).toBe(200);
+    expect(again.body.state).toBe("failed");
+  });
+
+  it("unknown makes the operation unknown, and claims then get 409 outcome-unknown", async () => {
+    const tool = await createTool();
+    const op = await claimNew(tool);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, outcome: "unknown", error: { code: "timeout", message: "provider timed out" } });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ state: "unknown", leaseExpiresAt: null, result: null });
+    expect(await operation(op.operationId)).toMatchObject({ state: "unknown", leaseExpiresAt: null, resultExpiresAt: null });
+    expect((await attemptsOf(op.operationId)).map((a) => [a.number, a.outcome])).toEqual([[1, "unknown"]]);
+    expect((await auditOf(op.operationId)).map((e) => e.action)).toEqual(["operation.claimed", "operation.unknown"]);
+    const again = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+    expectProblem(again, 409, "outcome-unknown");
+  });
+
+  it.each([
+    { name: "succeeded", report: { outcome: "succeeded", result: { statusCode: 200, body: { ok: true } } } },
+    { name: "failed", report: { outcome: "failed", error: { code: "bad", message: "no" } } },
+    { name: "failed + retryable", report: { outcome: "failed", retryable: true } },
+    { name: "unknown", report: { outcome: "unknown" } },
+  ])("the same complete repeated ($name) → 200 with the same view, and nothing changes", async ({ report }) => {
+    const tool = await createTool({ backoff: { baseMs: 3_600_000, capMs: 3_600_000 } });
+    const op = await claimNew(tool);
+    const first = await complete(op.operationId, { fencingToken: op.token, ...report });
+    expect(first.status, first.text).toBe(200);
+    const before = await snapshot(op.operationId);
+
+    const again = await complete(op.operationId, { fencingToken: op.token, ...report });
+
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(await snapshot(op.operationId)).toEqual(before);
+  });
+
+  it.each([
+    { name: "failed after succeeded", first: { outcome: "succeeded", result: { body: { ticket: "T-1" } } }, second: { outcome: "failed" } },
+    {
+      name: "succeeded with another result",
+      first: { outcome: "succeeded", result: { body: { ticket: "T-1" } } },
+      second: { outcome: "succeeded", result: { body: { ticket: "T-2" } } },
+    },
+    { name: "succeeded after unknown", first: { outcome: "unknown" }, second: { outcome: "succeeded" } },
+  ])("a different complete for the same attempt ($name) → 409 already-resolved; the first report stands", async ({ first, second }) => {
+    const tool = await createTool();
+    const op = await claimNew(tool);
+    expect((await complete(op.operationId, { fencingToken: op.token, ...first })).status).toBe(200);
+    const before = await snapshot(op.operationId);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, ...second });
+
+    expectProblem(res, 409, "already-resolved");
+    const after = await snapshot(op.operationId);
+    expect(after.operation).toMatchObject({
+      state: before.operation.state,
+      result: before.operation.result,
+      error: before.operation.error,
+      resultExpiresAt: before.operation.resultExpiresAt,
+    });
+    expect(after.attempts).toEqual(before.attempts);
+  });
+
+  it("an operator resolved first: a contradicting complete → 409 already-resolved and the conflict is recorded; an agreeing one → 200", async () => {
+    const tool = await createTool({ leaseSeconds: 1, takeover: "never" });
+    const [a, b] = [await claimNew(tool), await claimNew(tool)];
+    for (const op of [a, b]) {
+      await waitUntil(op.operationId, "lease expired");
+      const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, {
+        key: acme.admin,
+        body: { outcome: "succeeded", reason: "ticket found in the provider's console", resourceId: "T-77" },
+      });
+      expect(resolved.status, resolved.text).toBe(200);
+    }
+
+    const contradicting = await complete(a.operationId, { fencingToken: a.token, outcome: "failed", error: { code: "e", message: "late" } });
+    const agreeing = await complete(b.operationId, { fencingToken: b.token, outcome: "succeeded" });
+
+    expectProblem(contradicting, 409, "already-resolved");
+    const storedA = await operation(a.operationId);
+    expect(storedA).toMatchObject({ state: "succeeded", result: { resourceId: "T-77" } });
+    expect(storedA.flaggedAt).not.toBeNull();
+    expect((await auditOf(a.operationId)).map((e) => e.action)).toContain("operation.complete_conflict");
+    expect(agreeing.status, agreeing.text).toBe(200);
+    expect(agreeing.body.state).toBe("succeeded");
+    expect((await operation(b.operationId)).flaggedAt).toBeNull();
+  });
+
+  it("a stale token (its attempt was taken over) → 409 lease-lost, and nothing changes", async () => {
+    const tool = await createTool({ leaseSeconds: 1, takeover: "deduplicated" });
+    const op = await claimNew(tool);
+    await waitUntil(op.operationId, "lease expired");
+    const takeover = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+    expect(takeover.status, takeover.text).toBe(201);
+    const before = await snapshot(op.operationId);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded", result: { body: { from: "stale" } } });
+
+    expectProblem(res, 409, "lease-lost");
+    expect(await snapshot(op.operationId)).toEqual(before);
+  });
+
+  it.each([
+    { name: "another operation's token", token: async () => (await claimNew(await createTool())).token },
+    { name: "a token never issued", token: async () => "999999999999" },
+  ])("a token that never held this operation ($name) → 409 lease-lost, and nothing changes", async ({ token }) => {
+    const tool = await createTool();
+    const op = await claimNew(tool);
+    const foreign = await token();
+    const before = await snapshot(op.operationId);
+
+    const res = await complete(op.operationId, { fencingToken: foreign, outcome: "succeeded" });
+
+    expectProblem(res, 409, "lease-lost");
+    expect(await snapshot(op.operationId)).toEqual(before);
+  });
+});
+
+describe("heartbeat: the lease holder extends its lease", () => {
+  it("extends the lease of the operation and of its attempt", async () => {
+    const tool = await createTool({ leaseSeconds: 30 });
+    const op = await claimNew(tool);
+    const before = await operation(op.operationId);
+    await new Promise((r) => setTimeout(r, 50));
+
+    const res = await heartbeat(op.operationId, op.token);
+
+    expect(res.status, res.text).toBe(200);
+    expect(Object.keys(res.body)).toEqual(["leaseExpiresAt"]);
+    expect(new Date(res.body.leaseExpiresAt).getTime()).toBeGreaterThan(before.leaseExpiresAt!.getTime());
+    const after = await operation(op.operationId);
+    expect(after.leaseExpiresAt!.toISOString()).toBe(res.body.leaseExpiresAt);
+    expect(after).toMatchObject({ state: "processing", fencingToken: before.fencingToken, heartbeatCount: 1 });
+    const attempts = await attemptsOf(op.operationId);
+    expect(attempts[0]!.leaseExpiresAt.toISOString()).toBe(res.body.leaseExpiresAt);
+  });
+
+  it.each([
+    { name: "a stale token", setup: async (_op: Claimed) => "999999999999" },
+    {
+      name: "an operation that succeeded",
+      setup: async (op: Claimed) => {
+        await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded" });
+        return op.token;
+      },
+    },
+    {
+      name: "an operation pending a retry",
+      setup: async (op: Claimed) => {
+        await complete(op.operationId, { fencingToken: op.token, outcome: "failed", retryable: true });
+        return op.token;
+      },
+    },
+    {
+      name: "an unknown operation",
+      setup: async (op: Claimed) => {
+        await complete(op.operationId, { fencingToken: op.token, outcome: "unknown" });
+        return op.token;
+      },
+    },
+  ])("$name → 409 lease-lost, and the lease is not extended", async ({ setup }) => {
+    const tool = await createTool({ backoff: { baseMs: 3_600_000, capMs: 3_600_000 } });
+    const op = await claimNew(tool);
+    const token = await setup(op);
+    const before = await snapshot(op.operationId);
+
+    const res = await heartbeat(op.operationId, token);
+
+    expectProblem(res, 409, "lease-lost");
+    expect(await snapshot(op.operationId)).toEqual(before);
+  });
+});
+
+describe("read: the status view", () => {
+  it("GET by id and GET by tool + key show exactly the contract's fields, never the fencing token nor the key", async () => {
+    const tool = await createTool();
+    const op = await claimNew(tool, { title: "read me" });
+    const digest = sha256Hex(op.idem);
+
+    const byId = await call(app.baseUrl, "GET", `/api/v1/operations/${op.operationId}`, { key: acme.agent });
+    const byKey = await call(
+      app.baseUrl,
+      "GET",
+      `/api/v1/operations?tool=${encodeURIComponent(tool)}&idempotencyKey=${encodeURIComponent(op.idem)}`,
+      { key: acme.agent },
+    );
+
+    const stored = await operation(op.operationId);
+    for (const res of [byId, byKey]) {
+      expect(res.status, res.text).toBe(200);
+      expectStatusView(res.body);
+      expect(res.body).toEqual({
+        operationId: op.operationId,
+        tool,
+        state: "processing",
+        attempts: 1,
+        leaseExpiresAt: stored.leaseExpiresAt!.toISOString(),
+        notBefore: null,
+        downstreamKey: op.downstreamKey,
+        result: null,
+        error: null,
+        resultExpiresAt: null,
+        createdAt: stored.createdAt.toISOString(),
+        updatedAt: stored.updatedAt.toISOString(),
+        resolution: null,
+      });
+      expect(res.text).not.toContain("fencingToken");
+      expect(res.text).not.toContain(`"${op.token}"`);
+      expect(res.text).not.toContain(op.idem);
+      expect(res.text).not.toContain(digest);
+    }
+  });
+
+  it("approver and admin keys of the tenant may read by id", async () => {
+    const op = await claimNew(await createTool());
+
+    for (const key of [acme.approver, acme.admin]) {
+      const res = await call(app.baseUrl, "GET", `/api/v1/operations/${op.operationId}`, { key });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.operationId).toBe(op.operationId);
+    }
+  });
+
+  it("another principal of the tenant does not find the operation by its key (the key is scoped to its principal)", async () => {
+    const tool = await createTool();
+    const op = await claimNew(tool);
+
+    const res = await call(app.baseUrl, "GET", `/api/v1/operations?tool=${tool}&idempotencyKey=${encodeURIComponent(op.idem)}`, { key: acme.agent2 });
+
+    expectProblem(res, 404, "operation-not-found");
+  });
+});
+
+describe("tenancy: another tenant's operation is 404", () => {
+  it.each([
+    { name: "GET by id", send: (op: Claimed) => call(app.baseUrl, "GET", `/api/v1/operations/${op.operationId}`, { key: globex.agent }) },
+    { name: "complete", send: (op: Claimed) => complete(op.operationId, { fencingToken: op.token, outcome: "succeeded" }, globex.agent) },
+    { name: "heartbeat", send: (op: Claimed) => heartbeat(op.operationId, op.token, globex.agent) },
+  ])("$name with another tenant's operation id → 404, and nothing changes", async ({ send }) => {
+    const op = await claimNew(await createTool());
+    const before = await snapshot(op.operationId);
+
+    const res = await send(op);
+
+    expectProblem(res, 404, "operation-not-found");
+    expect(res.text).not.toContain(op.downstreamKey);
+    expect(await snapshot(op.operationId)).toEqual(before);
+  });
+});

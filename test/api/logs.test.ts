@@ -1,0 +1,141 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { logDigest } from "@/lib/crypto/digest";
+import { call, claim, type Reply } from "../support/http";
+import { seedTenant, startTestApp, TEST_SECRET, type TenantKeys, type TestApp } from "../support/test-app";
+
+// Logs are read by more people and systems than the database is: they must let an operator
+// correlate a request (request id, tenant, tool, operation, attempt, key digest) without ever
+// holding an API key, an Idempotency-Key or the server secret.
+
+type LogLine = { requestId?: string; msg?: string; route?: string; status?: number; [field: string]: unknown };
+
+const TOOL = "tickets.create";
+
+let app: TestApp;
+let keys: TenantKeys;
+const bogusKey = `tgk_bogus${randomBytes(24).toString("base64url")}`;
+const idemKey = `idem-${randomBytes(12).toString("hex")}`;
+const badIdemKey = `bad idem-${randomBytes(12).toString("hex")}`;
+const replies: Record<string, Reply> = {};
+
+beforeAll(async () => {
+  app = await startTestApp();
+  keys = await seedTenant(app.db, "logco");
+  replies.putTool = await call(app.baseUrl, "PUT", `/api/v1/tools/${TOOL}`, { key: keys.admin, body: {} });
+  replies.claim = await claim(app.baseUrl, keys.agent, idemKey, { tool: TOOL, args: { title: "Printer on fire" } });
+  replies.lookup = await call(app.baseUrl, "GET", `/api/v1/operations?tool=${TOOL}&idempotencyKey=${encodeURIComponent(idemKey)}`, { key: keys.agent });
+  replies.badAuth = await call(app.baseUrl, "GET", "/api/v1/tools", { key: bogusKey });
+  replies.badAuthClaim = await claim(app.baseUrl, bogusKey, idemKey, { tool: TOOL, args: {} });
+  replies.badIdemKey = await claim(app.baseUrl, keys.agent, badIdemKey, { tool: TOOL, args: {} });
+  replies.wrongMediaType = await call(app.baseUrl, "POST", "/api/v1/operations", {
+    key: keys.agent,
+    idempotencyKey: idemKey,
+    rawBody: "{}",
+    headers: { "content-type": "text/plain" },
+  });
+  expect(Object.fromEntries(Object.entries(replies).map(([name, r]) => [name, r.status]))).toEqual({
+    putTool: 201,
+    claim: 201,
+    lookup: 200,
+    badAuth: 401,
+    badAuthClaim: 401,
+    badIdemKey: 400,
+    wrongMediaType: 415,
+  });
+  // pino writes asynchronously to a pipe: wait until every request's line has arrived.
+  const ids = Object.values(replies).map(requestIdOf);
+  const deadline = Date.now() + 15_000;
+  while (!ids.every((id) => lineFor(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+});
+
+afterAll(async () => {
+  await app?.stop();
+});
+
+function requestIdOf(reply: Reply): string {
+  const id = reply.headers.get("x-request-id");
+  if (!id) throw new Error("response without X-Request-Id");
+  return id;
+}
+
+function jsonLines(): LogLine[] {
+  return app.servers[0]!.logs.flatMap((line) => {
+    try {
+      const parsed: unknown = JSON.parse(line);
+      return parsed && typeof parsed === "object" ? [parsed as LogLine] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+function lineFor(requestId: string): LogLine | undefined {
+  return jsonLines().find((l) => l.requestId === requestId);
+}
+
+describe("request logs", () => {
+  it("never contain a raw API key, a raw Idempotency-Key or the server secret", () => {
+    // Joined without separators so that a line split across two stdout chunks is still searched whole.
+    const everything = app.servers[0]!.logs.join("");
+    const secrets = { admin: keys.admin, agent: keys.agent, bogus: bogusKey, idemKey, badIdemKey, serverSecret: TEST_SECRET };
+
+    const leaked = Object.entries(secrets).filter(([, secret]) => everything.includes(secret)).map(([name]) => name);
+
+    expect(leaked).toEqual([]);
+    expect(everything).not.toMatch(/Bearer\s+tgk_/i);
+    expect(everything).not.toContain(bogusKey.slice(4, 30));
+  });
+
+  it("write exactly one line per request, whose requestId is the response's X-Request-Id", () => {
+    for (const [name, reply] of Object.entries(replies)) {
+      const requestId = requestIdOf(reply);
+      const lines = jsonLines().filter((l) => l.requestId === requestId);
+      expect({ name, lines: lines.length }).toEqual({ name, lines: 1 });
+      expect(lines[0]).toMatchObject({ msg: "request", status: reply.status });
+    }
+  });
+
+  it("give the claim's line everything needed to correlate it: keyDigest, tenantId, tool, operationId, attempt", () => {
+    const line = lineFor(requestIdOf(replies.claim!));
+
+    expect(line).toMatchObject({
+      route: "/api/v1/operations",
+      method: "POST",
+      status: 201,
+      keyDigest: logDigest(idemKey),
+      tenantId: keys.tenantId,
+      tool: TOOL,
+      operationId: replies.claim!.body.operationId,
+      attempt: 1,
+    });
+  });
+
+  it("give the lookup's line the key digest and the operation found, not the key", () => {
+    const line = lineFor(requestIdOf(replies.lookup!));
+
+    expect(line).toMatchObject({ status: 200, keyDigest: logDigest(idemKey), tool: TOOL, operationId: replies.claim!.body.operationId, tenantId: keys.tenantId });
+  });
+
+  it("log a failed authentication with its status and no tenant", () => {
+    const line = lineFor(requestIdOf(replies.badAuth!));
+
+    expect(line).toMatchObject({ status: 401, route: "/api/v1/tools" });
+    expect(line).not.toHaveProperty("tenantId");
+  });
+
+  it("use a caller's X-Request-Id when it is short and printable, and replace one that is not", async () => {
+    const given = `trace-${randomBytes(6).toString("hex")}`;
+    const tooLong = `t${"x".repeat(200)}`;
+
+    const echoed = await call(app.baseUrl, "GET", "/api/v1/tools", { key: keys.admin, headers: { "x-request-id": given } });
+    const replaced = await call(app.baseUrl, "GET", "/api/v1/tools", { key: keys.admin, headers: { "x-request-id": tooLong } });
+
+    expect(echoed.headers.get("x-request-id")).toBe(given);
+    expect(replaced.headers.get("x-request-id")).toMatch(/^req_/);
+    const deadline = Date.now() + 15_000;
+    while (!(lineFor(given) && lineFor(requestIdOf(replaced))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(lineFor(given)).toMatchObject({ status: 200 });
+    expect(lineFor(requestIdOf(replaced))).toMatchObject({ status: 200 });
+  });
+});

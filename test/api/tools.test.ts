@@ -1,0 +1,226 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call } from "../support/http";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+
+// Tools are the admin's declaration of how each agent tool call is made safe: the API fills
+// in every default, PUT replaces the whole definition, every change is audited, and a tenant
+// only ever sees its own tools.
+
+const MCP_ANNOTATION_DEFAULTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+const POLICY_DEFAULTS = {
+  leaseSeconds: 30,
+  maxAttempts: 3,
+  backoff: { baseMs: 1000, capMs: 60000 },
+  takeover: "never",
+  approval: "none",
+  approvalTtlSeconds: 86400,
+  resultRetentionHours: 24,
+};
+const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+
+let app: TestApp;
+let a: TenantKeys;
+let b: TenantKeys;
+let aAdminKeyId: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  a = await seedTenant(app.db, "acme");
+  b = await seedTenant(app.db, "globex");
+  aAdminKeyId = (await app.db.apiKey.findFirstOrThrow({ where: { tenantId: a.tenantId, principal: "acme-admin" } })).id;
+});
+
+afterAll(async () => {
+  await app?.stop();
+});
+
+const put = (key: string, name: string, body: unknown) => call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key, body });
+const get = (key: string, path: string) => call(app.baseUrl, "GET", path, { key });
+const auditOf = (tenantId: string, name: string) =>
+  app.db.auditEvent.findMany({ where: { tenantId, targetType: "tool", targetId: name }, orderBy: { id: "asc" } });
+
+describe("PUT /api/v1/tools/{name} creates", () => {
+  it("answers 201 with a Location and every default filled in (annotations as MCP's)", async () => {
+    const res = await put(a.admin, "tickets.create", {});
+
+    expect(res.status).toBe(201);
+    expect(res.headers.get("location")).toBe("/api/v1/tools/tickets.create");
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(res.body).toEqual({
+      name: "tickets.create",
+      description: "",
+      annotations: MCP_ANNOTATION_DEFAULTS,
+      policy: POLICY_DEFAULTS,
+      createdAt: expect.stringMatching(RFC3339_UTC),
+      updatedAt: expect.stringMatching(RFC3339_UTC),
+    });
+    const stored = await app.db.tool.findUniqueOrThrow({ where: { tenantId_name: { tenantId: a.tenantId, name: "tickets.create" } } });
+    expect(stored).toMatchObject({
+      description: "",
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+      leaseSeconds: 30,
+      maxAttempts: 3,
+      backoffBaseMs: 1000,
+      backoffCapMs: 60000,
+      takeover: "never",
+      approval: "none",
+      approvalTtlSeconds: 86400,
+      resultRetentionHours: 24,
+    });
+  });
+
+  it("fills in the defaults of whatever part of a nested object is left out", async () => {
+    const res = await put(a.admin, "partial.policy", {
+      annotations: { readOnlyHint: true },
+      policy: { backoff: { baseMs: 250 }, takeover: "deduplicated" },
+    });
+
+    expect(res.status).toBe(201);
+    expect(res.body.annotations).toEqual({ ...MCP_ANNOTATION_DEFAULTS, readOnlyHint: true });
+    expect(res.body.policy).toEqual({ ...POLICY_DEFAULTS, backoff: { baseMs: 250, capMs: 60000 }, takeover: "deduplicated" });
+  });
+
+  it("stores and returns a full definition exactly as given", async () => {
+    const definition = {
+      description: "Refund a charge",
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      policy: {
+        leaseSeconds: 120,
+        maxAttempts: 5,
+        backoff: { baseMs: 2000, capMs: 30000 },
+        takeover: "deduplicated",
+        approval: "required",
+        approvalTtlSeconds: 3600,
+        resultRetentionHours: 72,
+      },
+    };
+
+    const res = await put(a.admin, "payments.refund", definition);
+
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ name: "payments.refund", ...definition });
+  });
+
+  it.each([
+    { name: "leaseSeconds 1", policy: { leaseSeconds: 1 } },
+    { name: "leaseSeconds 3600", policy: { leaseSeconds: 3600 } },
+    { name: "maxAttempts 1", policy: { maxAttempts: 1 } },
+    { name: "maxAttempts 20", policy: { maxAttempts: 20 } },
+    { name: "resultRetentionHours 1", policy: { resultRetentionHours: 1 } },
+    { name: "resultRetentionHours 2160", policy: { resultRetentionHours: 2160 } },
+    { name: "approvalTtlSeconds 60", policy: { approvalTtlSeconds: 60 } },
+    { name: "capMs equal to baseMs", policy: { backoff: { baseMs: 5000, capMs: 5000 } } },
+  ])("accepts the boundary value $name", async ({ policy }) => {
+    const res = await put(a.admin, "boundary.tool", { policy });
+
+    expect([200, 201]).toContain(res.status);
+    expect(res.body.policy).toMatchObject(policy);
+  });
+
+  it.each(["a", "x".repeat(100), "a0_.-z", "crm.contacts_v2-beta"])("accepts the tool name %s", async (name) => {
+    const res = await put(a.admin, name, {});
+
+    expect(res.status).toBe(201);
+    expect(res.body.name).toBe(name);
+  });
+});
+
+describe("PUT /api/v1/tools/{name} replaces", () => {
+  it("answers 200 with the new definition; what the new body leaves out goes back to its default", async () => {
+    const first = await put(a.admin, "mail.send", { description: "v1", policy: { leaseSeconds: 42, approval: "required" } });
+    expect(first.status).toBe(201);
+
+    const second = await put(a.admin, "mail.send", { description: "v2", policy: { maxAttempts: 9 } });
+
+    expect(second.status).toBe(200);
+    // PUT is a replacement, not a merge: leaseSeconds and approval are back to their defaults.
+    expect(second.body).toEqual({
+      name: "mail.send",
+      description: "v2",
+      annotations: MCP_ANNOTATION_DEFAULTS,
+      policy: { ...POLICY_DEFAULTS, maxAttempts: 9 },
+      createdAt: first.body.createdAt,
+      updatedAt: expect.stringMatching(RFC3339_UTC),
+    });
+    expect(Date.parse(second.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(first.body.updatedAt));
+    expect(await app.db.tool.count({ where: { tenantId: a.tenantId, name: "mail.send" } })).toBe(1);
+    const read = await get(a.admin, "/api/v1/tools/mail.send");
+    expect(read.body).toEqual(second.body);
+  });
+
+  it("writes one audit event per PUT: tool.created, then tool.replaced with before and after", async () => {
+    const created = await put(a.admin, "audited.tool", { description: "before", policy: { leaseSeconds: 10 } });
+    const replaced = await put(a.admin, "audited.tool", { description: "after", policy: { leaseSeconds: 20 } });
+    expect([created.status, replaced.status]).toEqual([201, 200]);
+
+    const events = await auditOf(a.tenantId, "audited.tool");
+
+    expect(events.map((e) => e.action)).toEqual(["tool.created", "tool.replaced"]);
+    const [createdEvent, replacedEvent] = events;
+    expect(createdEvent).toMatchObject({ actor: `api-key:${aAdminKeyId}`, targetType: "tool", targetId: "audited.tool", before: null, after: created.body });
+    expect(replacedEvent).toMatchObject({ actor: `api-key:${aAdminKeyId}`, before: created.body, after: replaced.body });
+  });
+});
+
+describe("GET /api/v1/tools and /api/v1/tools/{name}", () => {
+  it("returns one tool exactly as the PUT did", async () => {
+    const created = await put(a.admin, "crm.lookup", { description: "Look a contact up", annotations: { readOnlyHint: true } });
+
+    const res = await get(a.admin, "/api/v1/tools/crm.lookup");
+
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(created.body);
+  });
+
+  it("answers 404 tool-not-found for a name never registered", async () => {
+    const res = await get(a.admin, "/api/v1/tools/never.registered");
+
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(res.body.code).toBe("tool-not-found");
+  });
+
+  it("lists the tenant's tools sorted by name, each with its full definition", async () => {
+    await put(a.admin, "zeta.last", {});
+    await put(a.admin, "alpha.first", {});
+
+    const res = await get(a.admin, "/api/v1/tools");
+
+    expect(res.status).toBe(200);
+    const names: string[] = res.body.tools.map((t: { name: string }) => t.name);
+    expect(names).toEqual([...names].sort());
+    expect(names).toEqual(expect.arrayContaining(["alpha.first", "zeta.last", "tickets.create", "mail.send"]));
+    const stored = await app.db.tool.findMany({ where: { tenantId: a.tenantId }, select: { name: true } });
+    expect(names).toHaveLength(stored.length);
+    for (const tool of res.body.tools) expect(Object.keys(tool).sort()).toEqual(["annotations", "createdAt", "description", "name", "policy", "updatedAt"]);
+  });
+});
+
+describe("tenant isolation", () => {
+  it("another tenant's admin cannot see a tool: 404 by name, absent from the list", async () => {
+    await put(a.admin, "acme.private", { description: "acme only" });
+
+    const one = await get(b.admin, "/api/v1/tools/acme.private");
+    const list = await get(b.admin, "/api/v1/tools");
+
+    expect(one.status).toBe(404);
+    expect(one.body.code).toBe("tool-not-found");
+    expect(list.status).toBe(200);
+    expect(list.body.tools.map((t: { name: string }) => t.name)).not.toContain("acme.private");
+  });
+
+  it("the same name in another tenant is another tool: creating it there leaves ours untouched", async () => {
+    const ours = await put(a.admin, "shared.name", { description: "acme's", policy: { leaseSeconds: 11 } });
+
+    const theirs = await put(b.admin, "shared.name", { description: "globex's", policy: { leaseSeconds: 99 } });
+
+    expect(theirs.status).toBe(201);
+    expect((await get(a.admin, "/api/v1/tools/shared.name")).body).toEqual(ours.body);
+    expect((await get(b.admin, "/api/v1/tools/shared.name")).body).toMatchObject({ description: "globex's", policy: { leaseSeconds: 99 } });
+    expect(await auditOf(a.tenantId, "shared.name")).toHaveLength(1);
+    expect(await auditOf(b.tenantId, "shared.name")).toHaveLength(1);
+  });
+});
