@@ -9,7 +9,7 @@ export default defineConfig({
   root,
   resolve: { alias: { "@": root } },
   test: {
-    include: ["test/unit/**/*.test.ts", "test/api/**/*.test.ts"],
+    include: ["test/unit/**/*.test.ts", "test/api/**/*.test.ts", "test/e2e/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
     reporters: ["default", "./test/support/summary-reporter.ts"],
     testTimeout: 60_000,

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser } from "playwright-core";
+import { startTestApp, seedTenant, type TestApp, type TenantKeys } from "../support/test-app";
+import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+
+let app: TestApp;
+let browser: Browser;
+let acme: TenantKeys;
+let login: ConsoleLogin;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  await seedTenant(app.db, "globex");
+  login = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+describe("console sign-in", () => {
+  it("sends a visitor to sign in, lands a member on their tenant, and signs out", async () => {
+    const context = await browser.newContext();
+    const anonymous = await context.newPage();
+    await anonymous.goto(`${app.baseUrl}/t/acme`);
+    expect(new URL(anonymous.url()).pathname).toBe("/signin");
+    await screenshot(anonymous, "sign-in");
+
+    const page = await signIn(context, app.baseUrl, login);
+    expect(new URL(page.url()).pathname).toBe("/t/acme");
+    await expect(page.getByRole("navigation", { name: "Console sections" })).toBeTruthy();
+    await screenshot(page, "signed-in-overview");
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL((url) => url.pathname === "/signin");
+    await page.goto(`${app.baseUrl}/t/acme`);
+    expect(new URL(page.url()).pathname).toBe("/signin");
+    await context.close();
+  });
+
+  it("refuses a wrong password without saying which part was wrong", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${app.baseUrl}/signin`);
+    await page.getByLabel("Email").fill(login.email);
+    await page.getByLabel("Password").fill("not-the-password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    // Next's route announcer is also role=alert; look for our message itself.
+    await page.getByText("Wrong email or password.").waitFor({ timeout: 10_000 });
+    expect(new URL(page.url()).pathname).toBe("/signin");
+    await context.close();
+  });
+
+  it("hides another tenant: a member of acme gets 404 for globex", async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, app.baseUrl, login);
+    const response = await page.goto(`${app.baseUrl}/t/globex`);
+    expect(response?.status()).toBe(404);
+    expect(acme.tenantId).toBeTruthy();
+    await context.close();
+  });
+});

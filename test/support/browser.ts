@@ -1,0 +1,49 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { createUser } from "@/lib/users/create-user";
+import type { Db } from "@/lib/db";
+
+// Debian's chromium, never a downloaded browser; flags as this machine's network needs them.
+const chromiumArgs = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export const screenshotDir = path.resolve("test", ".artifacts", "screenshots");
+
+// playwright gives every launch a fresh, empty profile directory of its own.
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: "/usr/bin/chromium", args: chromiumArgs });
+}
+
+export type ConsoleLogin = { email: string; password: string };
+
+// A console user made through the same lib function as `npm run tollgate -- user create`.
+export async function createConsoleUser(db: Db, options: { role: "viewer" | "operator" | "approver" | "admin"; tenants: string[]; email?: string }): Promise<ConsoleLogin> {
+  const email = options.email ?? `${options.role}-${Math.random().toString(36).slice(2, 8)}@example.test`;
+  const password = `pw-${Math.random().toString(36).slice(2)}-long-enough`;
+  await createUser({ db, actor: "test", input: { email, role: options.role, tenants: options.tenants, password } });
+  return { email, password };
+}
+
+export async function signIn(context: BrowserContext, baseUrl: string, login: ConsoleLogin): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${baseUrl}/signin`);
+  await page.getByLabel("Email").fill(login.email);
+  await page.getByLabel("Password").fill(login.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL((url) => url.pathname.startsWith("/t/"), { timeout: 20_000 });
+  return page;
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(screenshotDir, { recursive: true });
+  await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true });
+}
