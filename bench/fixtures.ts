@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { sha256Hex } from "@/lib/crypto/digest";
 import { newId } from "@/lib/crypto/ids";
-import { canonicalJson, canonicalize, type Json } from "@/lib/operations/canonical-json";
+import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 import { downstreamKey } from "@/lib/operations/downstream-key";
 import { fingerprint } from "@/lib/operations/fingerprint";
 import type { BenchWorld } from "./database";
@@ -23,7 +23,7 @@ export const COMPLETE_SQL = `SELECT tollgate_complete($1, $2, $3::text[], $4, $5
 export const CLAIM_ARGS = { to: "customer@example.com", amount: 4200, currency: "eur" } satisfies Json;
 
 export function claimParams(world: BenchWorld, secret: string, idempotencyKey: string): unknown[] {
-  const args = canonicalize(CLAIM_ARGS);
+  const args = CLAIM_ARGS;
   const operationId = newId("op");
   return [
     world.tenantId,
@@ -32,7 +32,7 @@ export function claimParams(world: BenchWorld, secret: string, idempotencyKey: s
     world.tool,
     sha256Hex(idempotencyKey),
     fingerprint(world.tool, args),
-    JSON.stringify(args),
+    canonicalJson(args),
     null,
     null,
     operationId,
@@ -59,8 +59,8 @@ function batchClaimSql(): string {
 }
 
 function batchParams(world: BenchWorld, prefix: string, n: number): unknown[] {
-  const args = canonicalize(CLAIM_ARGS);
-  return [world.tenantId, world.agent.id, world.agent.principal, world.tool, prefix, fingerprint(world.tool, args), JSON.stringify(args), `api-key:${world.agent.id}`, n];
+  const args = CLAIM_ARGS;
+  return [world.tenantId, world.agent.id, world.agent.principal, world.tool, prefix, fingerprint(world.tool, args), canonicalJson(args), `api-key:${world.agent.id}`, n];
 }
 
 export type Claimed = { operationId: string; fencingToken: string };

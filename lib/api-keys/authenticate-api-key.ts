@@ -30,7 +30,9 @@ export async function authenticateApiKey(options: {
 }): Promise<AuthenticatedKey | null> {
   const hash = hashApiKeySecret(options.secret);
   const now = options.now ?? Date.now();
-  const hit = cache.get(hash);
+  // Only hot-path callers (cacheSeconds > 0) may use the cache: their SQL re-checks
+  // revocation. Every other route asks the database, so a revoked key stops at once.
+  const hit = options.cacheSeconds > 0 ? cache.get(hash) : undefined;
   if (hit && hit.until > now) return hit.key;
 
   // One statement: find the live key and note its use at most once a minute, so a busy

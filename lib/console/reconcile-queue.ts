@@ -9,3 +9,85 @@ export async function countReconcileQueue(options: { db: Db; tenantId: string })
       AND (state = 'unknown' OR (state = 'processing' AND lease_expires_at < now()))`;
   return Number(rows[0]?.n ?? 0);
 }
+
+export type ReconcileRow = {
+  id: string;
+  tool: string;
+  principal: string;
+  state: "unknown" | "processing";
+  createdAt: string;
+  updatedAt: string;
+  leaseExpiresAt: string | null;
+  attempts: number;
+  maxAttempts: number;
+  conflicts: number;
+  // The operation's error, else the newest attempt's: what the agent (or the lease expiry) last said.
+  lastError: { code?: string; message?: string } | null;
+};
+
+export type ReconcileCursor = { createdAt: string; id: string };
+
+type SqlRow = {
+  id: string;
+  tool: string;
+  principal: string;
+  state: "unknown" | "processing";
+  created_at: Date;
+  updated_at: Date;
+  lease_expires_at: Date | null;
+  attempt_count: number;
+  max_attempts: number;
+  conflict_count: number;
+  last_error: ReconcileRow["lastError"];
+};
+
+// The queue, oldest first, a page at a time (keyset on created_at, id). Two index range
+// scans on (tenant_id, state, created_at), merged: fast however many finished operations exist.
+export async function listReconcileQueue(options: {
+  db: Db;
+  tenantId: string;
+  limit?: number;
+  after?: ReconcileCursor | null;
+}): Promise<{ rows: ReconcileRow[]; next: ReconcileCursor | null; now: number }> {
+  const limit = Math.min(Math.max(options.limit ?? 100, 1), 500);
+  const afterAt = options.after?.createdAt ?? "-infinity";
+  const afterId = options.after?.id ?? "";
+  const rows = await options.db.$queryRaw<SqlRow[]>`
+    WITH q AS (
+      (SELECT * FROM operation
+        WHERE tenant_id = ${options.tenantId} AND state = 'unknown'
+          AND (created_at, id) > (${afterAt}::timestamptz, ${afterId})
+        ORDER BY created_at, id LIMIT ${limit + 1})
+      UNION ALL
+      (SELECT * FROM operation
+        WHERE tenant_id = ${options.tenantId} AND state = 'processing' AND lease_expires_at < now()
+          AND (created_at, id) > (${afterAt}::timestamptz, ${afterId})
+        ORDER BY created_at, id LIMIT ${limit + 1})
+    )
+    SELECT q.id, q.tool, q.principal, q.state::text AS state, q.created_at, q.updated_at, q.lease_expires_at,
+      q.attempt_count, q.max_attempts, q.conflict_count,
+      coalesce(q.error, (SELECT a.error FROM attempt a
+        WHERE a.tenant_id = q.tenant_id AND a.operation_id = q.id AND a.error IS NOT NULL
+        ORDER BY a.number DESC LIMIT 1)) AS last_error
+    FROM q ORDER BY q.created_at, q.id LIMIT ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    rows: page.map((r) => ({
+      id: r.id,
+      tool: r.tool,
+      principal: r.principal,
+      state: r.state,
+      createdAt: r.created_at.toISOString(),
+      updatedAt: r.updated_at.toISOString(),
+      leaseExpiresAt: r.lease_expires_at?.toISOString() ?? null,
+      attempts: r.attempt_count,
+      maxAttempts: r.max_attempts,
+      conflicts: r.conflict_count,
+      lastError: r.last_error,
+    })),
+    next: rows.length > limit && last ? { createdAt: last.created_at.toISOString(), id: last.id } : null,
+    // When the page was read: ages are shown relative to it, so server and browser render the same text.
+    now: Date.now(),
+  };
+}

@@ -40,7 +40,12 @@ export function toProblem(error: unknown): ProblemError {
 }
 
 export function invalidRequest(error: ZodError): ProblemError {
-  const errors = error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+  // An unknown field is reported at its own path ("policy.leaseSecond"), as Stripe does.
+  const errors = error.issues.flatMap((issue) =>
+    issue.code === "unrecognized_keys"
+      ? issue.keys.map((key) => ({ path: formatPath([...issue.path, key]), message: `Unknown field "${key}"` }))
+      : [{ path: formatPath(issue.path), message: issue.message }],
+  );
   const first = errors[0];
   const detail = first ? `${first.path || "body"}: ${first.message}` : "The request is not valid.";
   return new ProblemError("invalid-request", detail, { extras: { errors } });

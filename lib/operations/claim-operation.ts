@@ -4,7 +4,7 @@ import { sha256Hex } from "@/lib/crypto/digest";
 import { newId } from "@/lib/crypto/ids";
 import { ProblemError } from "@/lib/http/problem";
 import { metrics } from "@/lib/metrics/registry";
-import { canonicalize, type Json } from "@/lib/operations/canonical-json";
+import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 import { diffPaths } from "@/lib/operations/diff-paths";
 import { downstreamKey } from "@/lib/operations/downstream-key";
 import { fingerprint } from "@/lib/operations/fingerprint";
@@ -43,12 +43,12 @@ export async function claimOperation(options: {
   if (key.tools.length > 0 && !key.tools.includes(input.tool)) {
     throw new ProblemError("forbidden", `This API key may not use the tool "${input.tool}".`);
   }
-  const args = canonicalize(input.args as Json);
+  const args = input.args;
   const operationId = newId("op");
   const started = performance.now();
   const rows = await db.$queryRaw<{ r: SqlClaim }[]>`
     SELECT tollgate_claim(${key.tenantId}, ${key.id}, ${key.principal}, ${input.tool}, ${sha256Hex(options.idempotencyKey)},
-      ${fingerprint(input.tool, args)}, ${JSON.stringify(args)}::jsonb, ${input.workflowId ?? null}, ${input.traceId ?? null},
+      ${fingerprint(input.tool, args)}, ${canonicalJson(args)}::jsonb, ${input.workflowId ?? null}, ${input.traceId ?? null},
       ${operationId}, ${downstreamKey({ secret: options.secret, tenantId: key.tenantId, operationId })},
       ${`api-key:${key.id}`}) AS r`;
   const r = rows[0]?.r;

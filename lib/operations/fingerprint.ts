@@ -5,5 +5,5 @@ import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 export const FINGERPRINT_VERSION = "v1";
 
 export function fingerprint(tool: string, args: Json): string {
-  return `${FINGERPRINT_VERSION}:${sha256Hex(canonicalJson({ tool, args }))}`;
+  return `${FINGERPRINT_VERSION}:${sha256Hex(`{"args":${canonicalJson(args)},"tool":${JSON.stringify(tool)}}`)}`;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { toolNameSchema } from "@/lib/tools/tool-schema";
+import { isJsonObject, type Json } from "@/lib/operations/canonical-json";
 
 // Request and response shapes of the operation protocol. The route handlers validate with
 // these and /api/v1/openapi.json is generated from them, so the two cannot drift apart.
@@ -14,7 +15,11 @@ const shortText = (max: number) => z.string().min(1).max(max);
 export const claimRequestSchema = z
   .object({
     tool: toolNameSchema,
-    args: z.record(z.string(), z.json()).default({}),
+    // Checked, not rebuilt: z.record would drop keys such as "__proto__" and change the request.
+    args: z
+      .custom<{ [key: string]: Json }>(isJsonObject, { message: "args must be a JSON object" })
+      .default({})
+      .meta({ type: "object", description: "The tool's arguments (any JSON object)" }),
     workflowId: shortText(200).optional(),
     traceId: shortText(200).optional(),
   })

@@ -109,8 +109,10 @@ describe("tollgate CLI: tenant and API keys", () => {
   });
 });
 
+// Independent of each other and none may write anything, so they run side by side (each CLI
+// process spends most of its time starting up).
 describe("tollgate CLI: bad arguments exit non-zero with a clear message on stderr", () => {
-  it.each([
+  it.concurrent.for([
     { name: "no command", args: [], stderr: /usage/i },
     { name: "an unknown command", args: ["frobnicate"], stderr: /unknown command "frobnicate"/ },
     { name: "api-key create without --role", args: ["api-key", "create", "--tenant", "acme", "--principal", "bot2"], stderr: /--role is required/ },
@@ -119,7 +121,7 @@ describe("tollgate CLI: bad arguments exit non-zero with a clear message on stde
     { name: "tenant create with a bad slug", args: ["tenant", "create", "Bad Slug"], stderr: /lowercase|must be/ },
     { name: "api-key list for an unknown tenant", args: ["api-key", "list", "--tenant", "nope"], stderr: /no tenant with slug "nope"/ },
     { name: "api-key create with a bad tool name", args: ["api-key", "create", "--tenant", "acme", "--principal", "bot2", "--role", "agent", "--tools", "Bad Tool"], stderr: /must match/ },
-  ])("$name", async ({ args, stderr }) => {
+  ])("$name", async ({ args, stderr }, { expect }) => {
     const tenantsBefore = await app.db.tenant.count();
     const keysBefore = await app.db.apiKey.count();
 

@@ -34,9 +34,10 @@ const commands: Record<string, () => Promise<Handler>> = {
 
 export async function runCommand(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === "help" || name === "--help" || name === "-h") {
+  if (!name) throw new CliError(`a command is required\n\n${usage}`);
+  if (name === "help" || name === "--help" || name === "-h") {
     process.stdout.write(`${usage}\n`);
-    return name ? 0 : 2;
+    return 0;
   }
   const load = commands[name];
   if (!load) throw new CliError(`unknown command "${name}"\n\n${usage}`);

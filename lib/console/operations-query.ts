@@ -1,0 +1,73 @@
+import {
+  createLoader,
+  createParser,
+  createSerializer,
+  parseAsArrayOf,
+  parseAsBoolean,
+  parseAsInteger,
+  parseAsIsoDateTime,
+  parseAsNumberLiteral,
+  parseAsStringLiteral,
+  type inferParserType,
+} from "nuqs/server";
+
+// The operations table's URL: every filter, the sort, the page size and the keyset cursor
+// live in the query string, so a view is a link. One parser map serves the server page
+// (createLoader over searchParams), the CSV export (over the request URL), the saved views
+// (normalised through the serializer) and the client table (useQueryStates). Values that do
+// not parse are dropped, never passed on: column ids and states come from fixed lists.
+// No Prisma here: this module is bundled into the client too.
+
+export const operationStates = ["awaiting_approval", "pending", "processing", "succeeded", "failed", "unknown", "rejected"] as const;
+export type OperationStateName = (typeof operationStates)[number];
+
+// The whitelist of sortable columns: each has an index that keyset pages walk (tenant_id, column).
+export const operationSortColumns = ["created", "updated"] as const;
+export type OperationSortColumn = (typeof operationSortColumns)[number];
+
+export const operationPageSizes = [25, 50, 100, 200] as const;
+
+// Free text from the URL: trimmed, bounded, and empty means absent.
+const parseAsText = (maxLength: number) =>
+  createParser({
+    parse: (value: string) => value.trim().slice(0, maxLength) || null,
+    serialize: (value: string) => value,
+  });
+
+export const operationsQueryParsers = {
+  q: parseAsText(200).withDefault(""),
+  state: parseAsArrayOf(parseAsStringLiteral(operationStates)).withDefault([]),
+  tool: parseAsText(100).withDefault(""),
+  principal: parseAsText(200).withDefault(""),
+  from: parseAsIsoDateTime,
+  to: parseAsIsoDateTime,
+  conflicts: parseAsBoolean.withDefault(false),
+  sort: parseAsStringLiteral(operationSortColumns).withDefault("created"),
+  dir: parseAsStringLiteral(["asc", "desc"] as const).withDefault("desc"),
+  size: parseAsNumberLiteral(operationPageSizes).withDefault(50),
+  // Keyset cursors (opaque; decoded and validated by lib/console/list-operations.ts).
+  after: parseAsText(300),
+  before: parseAsText(300),
+  // Display only ("rows 101–150"); the cursor decides which rows are shown.
+  page: parseAsInteger.withDefault(1),
+};
+
+export type OperationsQuery = inferParserType<typeof operationsQueryParsers>;
+
+export const loadOperationsQuery = createLoader(operationsQueryParsers);
+export const serializeOperationsQuery = createSerializer(operationsQueryParsers);
+
+// The params that choose WHICH rows (as opposed to where in them we are): a saved view or an
+// export carries these; a change to any of them sends the table back to its first page.
+export const operationsViewKeys = ["q", "state", "tool", "principal", "from", "to", "conflicts", "sort", "dir", "size"] as const;
+export const operationsPositionReset = { after: null, before: null, page: null } as const;
+
+// The query string of the view without its position, normalised (unknown keys and invalid
+// values dropped, defaults omitted): what saved views store and exports receive.
+export function viewQueryString(query: OperationsQuery): string {
+  return serializeOperationsQuery({ ...query, ...operationsPositionReset }).replace(/^\?/, "");
+}
+
+export function hasOperationFilters(query: OperationsQuery): boolean {
+  return Boolean(query.q || query.state.length || query.tool || query.principal || query.from || query.to || query.conflicts);
+}

@@ -1,0 +1,85 @@
+import { z } from "zod";
+import type { Db } from "@/lib/db";
+import { ProblemError } from "@/lib/http/problem";
+import { log } from "@/lib/log";
+import { resolveOperation } from "@/lib/operations/resolve-operation";
+import { resolveRequestSchema, type ResolveRequest } from "@/lib/operations/operation-schemas";
+
+export const resolveBulkRequestSchema = resolveRequestSchema
+  .extend({ operationIds: z.array(z.string().min(1).max(100)).min(1, "select at least one operation").max(500) })
+  .strict();
+
+export type ResolveBulkRequest = z.infer<typeof resolveBulkRequestSchema>;
+
+export type ResolveManyRow =
+  | { operationId: string; status: "resolved"; state: string }
+  | { operationId: string; status: "skipped"; state: string; resolvedBy: string | null; resolvedVia: string | null; resolvedAt: string | null; detail: string }
+  | { operationId: string; status: "not-found" | "error"; detail: string };
+
+export type ResolveManyResult = { resolved: number; skipped: number; notFound: number; failed: number; results: ResolveManyRow[] };
+
+// Bulk resolve: each operation goes through resolveOperation on its own (the same rules and
+// compare-and-set as a single resolve, one row lock at a time). One that someone else settled
+// meanwhile is reported with who did it, never overwritten; another tenant's id is "not found".
+export async function resolveMany(options: {
+  db: Db;
+  tenantId: string;
+  operationIds: string[];
+  input: ResolveRequest;
+  actor: string;
+  concurrency?: number;
+}): Promise<ResolveManyResult> {
+  const ids = [...new Set(options.operationIds)];
+  const results = new Array<ResolveManyRow>(ids.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < ids.length; i = next++) {
+      results[i] = await resolveOne(options, ids[i] as string);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, ids.length) }, worker));
+  await describeSkipped(options, results);
+  const count = (status: ResolveManyRow["status"]) => results.filter((r) => r.status === status).length;
+  return { resolved: count("resolved"), skipped: count("skipped"), notFound: count("not-found"), failed: count("error"), results };
+}
+
+async function resolveOne(options: { db: Db; tenantId: string; input: ResolveRequest; actor: string }, operationId: string): Promise<ResolveManyRow> {
+  try {
+    const view = await resolveOperation({ db: options.db, tenantId: options.tenantId, operationId, input: options.input, actor: options.actor, via: "operator" });
+    return { operationId, status: "resolved", state: view.state };
+  } catch (error) {
+    if (error instanceof ProblemError && error.code === "operation-not-found") {
+      return { operationId, status: "not-found", detail: "No such operation in this tenant." };
+    }
+    if (error instanceof ProblemError && error.code === "invalid-state") {
+      const state = typeof error.extras.state === "string" ? error.extras.state : "unknown";
+      return { operationId, status: "skipped", state, resolvedBy: null, resolvedVia: null, resolvedAt: null, detail: error.message };
+    }
+    log().error({ operationId, err: error instanceof Error ? error.message : String(error) }, "bulk resolve: one operation failed");
+    return { operationId, status: "error", detail: "Could not resolve this one; try again." };
+  }
+}
+
+// One query for every skipped row: who settled it, how and when (from its latest resolution).
+async function describeSkipped(options: { db: Db; tenantId: string }, results: ResolveManyRow[]): Promise<void> {
+  const skipped = results.filter((r) => r.status === "skipped");
+  if (!skipped.length) return;
+  const rows = await options.db.operation.findMany({
+    where: { tenantId: options.tenantId, id: { in: skipped.map((r) => r.operationId) } },
+    select: { id: true, state: true, resolution: true },
+  });
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  for (const row of skipped) {
+    const op = byId.get(row.operationId);
+    const latest = op?.resolution as { outcome?: string; by?: string; via?: string; at?: string } | null | undefined;
+    row.state = op?.state ?? row.state;
+    // An old resolution ("retry", then an agent finished it) did not put it in this state: do not name it.
+    const resolution = latest && (latest.outcome === row.state || (latest.outcome === "retry" && row.state === "pending")) ? latest : null;
+    row.resolvedBy = resolution?.by ?? null;
+    row.resolvedVia = resolution?.via ?? null;
+    row.resolvedAt = resolution?.at ? new Date(resolution.at).toISOString() : null;
+    row.detail = resolution?.by
+      ? `Already resolved (${row.state}) by ${resolution.by}${resolution.via ? ` via ${resolution.via}` : ""}.`
+      : `Not resolvable any more: it is ${row.state} now.`;
+  }
+}
