@@ -3,14 +3,22 @@ import { recordAudit } from "@/lib/audit/record-audit";
 import { summarySelect, type ApiKeySummary } from "@/lib/api-keys/create-api-key";
 
 // Compare-and-set: only a live key is revoked; revoking twice reports the first revocation.
-export async function revokeApiKey(options: { db: Db; id: string; tenantId?: string; actor: string }): Promise<ApiKeySummary | null> {
+export async function revokeApiKey(options: { db: Db; id: string; tenantId?: string; actor: string; reason?: string | null }): Promise<ApiKeySummary | null> {
   return options.db.$transaction(async (tx) => {
     const where = { id: options.id, ...(options.tenantId ? { tenantId: options.tenantId } : {}) };
     const { count } = await tx.apiKey.updateMany({ where: { ...where, revokedAt: null }, data: { revokedAt: new Date() } });
     const key = await tx.apiKey.findFirst({ where, select: { ...summarySelect, tenantId: true } });
     if (!key) return null;
     if (count === 1) {
-      await recordAudit(tx, { tenantId: key.tenantId, actor: options.actor, action: "api_key.revoked", targetType: "api_key", targetId: key.id });
+      await recordAudit(tx, {
+        tenantId: key.tenantId,
+        actor: options.actor,
+        action: "api_key.revoked",
+        targetType: "api_key",
+        targetId: key.id,
+        after: { prefix: key.prefix, principal: key.principal, role: key.role, revokedAt: key.revokedAt },
+        reason: options.reason,
+      });
     }
     const { tenantId: _tenantId, ...summary } = key;
     return summary;

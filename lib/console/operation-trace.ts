@@ -53,7 +53,15 @@ export type TraceOperation = {
 };
 
 // `now` is when the trace was read: ages on the page are relative to it, so server and browser agree.
-export type OperationTrace = { operation: TraceOperation; timeline: TraceEntry[]; leaseExpired: boolean; resolvable: boolean; now: number };
+export type OperationTrace = {
+  operation: TraceOperation;
+  timeline: TraceEntry[];
+  leaseExpired: boolean;
+  resolvable: boolean;
+  // Who made the latest resolution, readable ("demo-admin (key tgk_…)", not "api-key:key_…").
+  resolvedBy: TraceActor | null;
+  now: number;
+};
 
 type TraceQuery = { db: Db; tenantId: string; operationId: string };
 type OperationRow = NonNullable<Awaited<ReturnType<typeof loadOperation>>>;
@@ -103,7 +111,15 @@ export async function getOperationTrace(options: TraceQuery & { now?: Date }): P
   entries.push(...ctx.takeAudits(() => true).map(auditEntry));
   entries.sort((a, b) => a.at.localeCompare(b.at) || a.rank - b.rank || a.key.localeCompare(b.key));
   const leaseExpired = op.state === "processing" && op.leaseExpiresAt !== null && op.leaseExpiresAt <= now;
-  return { operation: summarize(op), timeline: entries, leaseExpired, resolvable: op.state === "unknown" || leaseExpired, now: now.getTime() };
+  const by = (op.resolution as { by?: unknown } | null)?.by;
+  return {
+    operation: summarize(op),
+    timeline: entries,
+    leaseExpired,
+    resolvable: op.state === "unknown" || leaseExpired,
+    resolvedBy: typeof by === "string" ? ctx.actor(by) : null,
+    now: now.getTime(),
+  };
 }
 
 function loadOperation(q: TraceQuery) {
@@ -413,7 +429,7 @@ const countersSource = defineSource({
           rank: 7,
           title: `${op.conflictCount} conflicting claim${op.conflictCount === 1 ? "" : "s"} (last one here)`,
           fields: [
-            ...field("409 / 429 (busy, unknown, backoff)", String(op.conflictCount - op.mismatchCount)),
+            ...field("409 / 429 (busy, unknown, backoff)", op.conflictCount > op.mismatchCount ? String(op.conflictCount - op.mismatchCount) : null),
             ...field("422 (same key, different arguments)", op.mismatchCount ? String(op.mismatchCount) : null),
           ],
         }),

@@ -9,6 +9,7 @@ import {
   parseAsNumberLiteral,
   parseAsStringLiteral,
   type inferParserType,
+  type Nullable,
 } from "nuqs/server";
 
 // The operations table's URL: every filter, the sort, the page size and the keyset cursor
@@ -27,10 +28,11 @@ export type OperationSortColumn = (typeof operationSortColumns)[number];
 
 export const operationPageSizes = [25, 50, 100, 200] as const;
 
-// Free text from the URL: trimmed, bounded, and empty means absent.
+// Free text from the URL: bounded, and blank means absent. Not trimmed here (the search box
+// is bound to this value while someone types a space); the query trims.
 const parseAsText = (maxLength: number) =>
   createParser({
-    parse: (value: string) => value.trim().slice(0, maxLength) || null,
+    parse: (value: string) => (value.trim() ? value.slice(0, maxLength) : null),
     serialize: (value: string) => value,
   });
 
@@ -53,6 +55,8 @@ export const operationsQueryParsers = {
 };
 
 export type OperationsQuery = inferParserType<typeof operationsQueryParsers>;
+// A change to some of the query's keys (null clears a key back to its default).
+export type OperationsQueryPatch = Partial<Nullable<OperationsQuery>>;
 
 export const loadOperationsQuery = createLoader(operationsQueryParsers);
 export const serializeOperationsQuery = createSerializer(operationsQueryParsers);
@@ -60,7 +64,10 @@ export const serializeOperationsQuery = createSerializer(operationsQueryParsers)
 // The params that choose WHICH rows (as opposed to where in them we are): a saved view or an
 // export carries these; a change to any of them sends the table back to its first page.
 export const operationsViewKeys = ["q", "state", "tool", "principal", "from", "to", "conflicts", "sort", "dir", "size"] as const;
+// For nuqs setters and the serializer (null clears a key) ...
 export const operationsPositionReset = { after: null, before: null, page: null } as const;
+// ... and for a parsed query value (the first page).
+export const operationsFirstPage = { after: null, before: null, page: 1 } as const;
 
 // The query string of the view without its position, normalised (unknown keys and invalid
 // values dropped, defaults omitted): what saved views store and exports receive.

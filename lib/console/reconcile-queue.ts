@@ -1,12 +1,15 @@
+import { Prisma } from "@/lib/generated/prisma/client";
 import type { Db } from "@/lib/db";
+
+// Unknown, or processing with an expired lease. The literal IN list lets PostgreSQL use the
+// partial index operation_reconcile_queue_idx (WHERE state IN ('unknown', 'processing')).
+const queuePredicate = Prisma.sql`o.state IN ('unknown', 'processing') AND (o.state = 'unknown' OR o.lease_expires_at < now())`;
 
 // Operations that need a person: unknown outcomes, and processing ones whose lease expired
 // (nobody is working on them and nobody has declared them unknown yet).
 export async function countReconcileQueue(options: { db: Db; tenantId: string }): Promise<number> {
   const rows = await options.db.$queryRaw<{ n: bigint }[]>`
-    SELECT count(*) AS n FROM operation
-    WHERE tenant_id = ${options.tenantId}
-      AND (state = 'unknown' OR (state = 'processing' AND lease_expires_at < now()))`;
+    SELECT count(*) AS n FROM operation o WHERE o.tenant_id = ${options.tenantId} AND ${queuePredicate}`;
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -41,8 +44,8 @@ type SqlRow = {
   last_error: ReconcileRow["lastError"];
 };
 
-// The queue, oldest first, a page at a time (keyset on created_at, id). Two index range
-// scans on (tenant_id, state, created_at), merged: fast however many finished operations exist.
+// The queue, oldest first, a page at a time (keyset on created_at, id), read in order from the
+// partial index operation_reconcile_queue_idx: fast however many finished operations exist.
 export async function listReconcileQueue(options: {
   db: Db;
   tenantId: string;
@@ -53,23 +56,15 @@ export async function listReconcileQueue(options: {
   const afterAt = options.after?.createdAt ?? "-infinity";
   const afterId = options.after?.id ?? "";
   const rows = await options.db.$queryRaw<SqlRow[]>`
-    WITH q AS (
-      (SELECT * FROM operation
-        WHERE tenant_id = ${options.tenantId} AND state = 'unknown'
-          AND (created_at, id) > (${afterAt}::timestamptz, ${afterId})
-        ORDER BY created_at, id LIMIT ${limit + 1})
-      UNION ALL
-      (SELECT * FROM operation
-        WHERE tenant_id = ${options.tenantId} AND state = 'processing' AND lease_expires_at < now()
-          AND (created_at, id) > (${afterAt}::timestamptz, ${afterId})
-        ORDER BY created_at, id LIMIT ${limit + 1})
-    )
-    SELECT q.id, q.tool, q.principal, q.state::text AS state, q.created_at, q.updated_at, q.lease_expires_at,
-      q.attempt_count, q.max_attempts, q.conflict_count,
-      coalesce(q.error, (SELECT a.error FROM attempt a
-        WHERE a.tenant_id = q.tenant_id AND a.operation_id = q.id AND a.error IS NOT NULL
+    SELECT o.id, o.tool, o.principal, o.state::text AS state, o.created_at, o.updated_at, o.lease_expires_at,
+      o.attempt_count, o.max_attempts, o.conflict_count,
+      coalesce(o.error, (SELECT a.error FROM attempt a
+        WHERE a.tenant_id = o.tenant_id AND a.operation_id = o.id AND a.error IS NOT NULL
         ORDER BY a.number DESC LIMIT 1)) AS last_error
-    FROM q ORDER BY q.created_at, q.id LIMIT ${limit + 1}`;
+    FROM operation o
+    WHERE o.tenant_id = ${options.tenantId} AND ${queuePredicate}
+      AND (o.created_at, o.id) > (${afterAt}::timestamptz, ${afterId})
+    ORDER BY o.created_at, o.id LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {

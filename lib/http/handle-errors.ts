@@ -3,6 +3,7 @@ import { log } from "@/lib/log";
 import { metrics } from "@/lib/metrics/registry";
 import { ProblemError, problemResponse } from "@/lib/http/problem";
 import { newRequestContext, type RequestContext } from "@/lib/http/request-context";
+import { formatPath } from "@/lib/http/format-path";
 
 // Every route handler runs inside this: it gives the request an id, turns any thrown
 // ProblemError/ZodError into problem+json, hides unexpected errors behind a generic 500,
@@ -49,12 +50,4 @@ export function invalidRequest(error: ZodError): ProblemError {
   const first = errors[0];
   const detail = first ? `${first.path || "body"}: ${first.message}` : "The request is not valid.";
   return new ProblemError("invalid-request", detail, { extras: { errors } });
-}
-
-// ["policy","backoff","baseMs"] → "policy.backoff.baseMs"; ["items",2,"sku"] → "items[2].sku"
-export function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>((acc, part) => {
-    if (typeof part === "number") return `${acc}[${part}]`;
-    return acc ? `${acc}.${String(part)}` : String(part);
-  }, "");
 }

@@ -1,4 +1,5 @@
 import { ProblemError } from "@/lib/http/problem";
+import { formatPath } from "@/lib/http/format-path";
 
 export const KiB = 1024;
 
@@ -16,11 +17,37 @@ export async function readJson(req: Request, options: { maxBytes: number }): Pro
   }
   const text = await readLimitedText(req, options.maxBytes);
   if (text.trim() === "") throw new ProblemError("invalid-json", "The request body is empty; a JSON object is expected.");
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw new ProblemError("invalid-json", `The body is not valid JSON: ${(error as Error).message}`);
   }
+  assertStorableText(value);
+  return value;
+}
+
+// PostgreSQL text and jsonb cannot hold U+0000 or half of a surrogate pair. Refusing them here,
+// for every body, turns what would be a database error (a 500) into a clear 400.
+const unstorable = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function assertStorableText(value: unknown, path: (string | number)[] = []): void {
+  if (typeof value === "string") {
+    if (unstorable.test(value)) throw unstorableAt(path);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, i) => assertStorableText(item, [...path, i]));
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (unstorable.test(key)) throw unstorableAt([...path, key]);
+      assertStorableText(item, [...path, key]);
+    }
+  }
+}
+
+function unstorableAt(path: (string | number)[]): ProblemError {
+  const where = formatPath(path) || "body";
+  const message = "contains U+0000 or an unpaired surrogate, which cannot be stored";
+  return new ProblemError("invalid-request", `${where} ${message}.`, { extras: { errors: [{ path: where, message }] } });
 }
 
 async function readLimitedText(req: Request, maxBytes: number): Promise<string> {

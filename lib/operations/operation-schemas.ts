@@ -11,6 +11,10 @@ export const idempotencyKeyPattern = /^[\x21-\x7e]{1,255}$/;
 const fencingToken = z.union([z.string().regex(/^[1-9][0-9]{0,18}$/, "must be the fencingToken string from the claim"), z.number().int().positive()])
   .transform((v) => BigInt(v));
 const shortText = (max: number) => z.string().min(1).max(max);
+// Any JSON value, kept as parsed (JSON.parse already proved it is JSON). Not z.json(): that
+// rebuilds objects (dropping keys such as "__proto__") and emits a recursive $ref that does
+// not resolve once embedded in the OpenAPI document.
+const anyJson = z.unknown().meta({ description: "Any JSON value" });
 
 export const claimRequestSchema = z
   .object({
@@ -33,7 +37,7 @@ export const completeRequestSchema = z
     outcome: z.enum(["succeeded", "failed", "unknown"]),
     retryable: z.boolean().optional(),
     result: z
-      .object({ statusCode: z.number().int().min(100).max(599).optional(), body: z.json().optional(), resourceId: shortText(500).optional() })
+      .object({ statusCode: z.number().int().min(100).max(599).optional(), body: anyJson.optional(), resourceId: shortText(500).optional() })
       .strict()
       .optional(),
     provider: z.object({ requestId: shortText(500).optional(), resourceId: shortText(500).optional() }).strict().optional(),
@@ -54,7 +58,7 @@ export const resolveRequestSchema = z
 export const lookupQuerySchema = z.object({ tool: toolNameSchema, idempotencyKey: z.string().regex(idempotencyKeyPattern) });
 
 const timestamp = z.string().describe("RFC 3339 UTC timestamp");
-const resultSchema = z.object({ statusCode: z.number().int().nullable(), body: z.json().nullable(), resourceId: z.string().nullable() });
+const resultSchema = z.object({ statusCode: z.number().int().nullable(), body: anyJson, resourceId: z.string().nullable() });
 const errorSchema = z.object({ code: z.string(), message: z.string() });
 const stateSchema = z.enum(["awaiting_approval", "pending", "processing", "succeeded", "failed", "unknown", "rejected"]);
 

@@ -316,7 +316,7 @@ function addPaymentStories(b: PlanBuilder): void {
   const crashed = chargeOp(b);
   b.story(crashed, [
     [0, claim()],
-    [25 * M, { kind: "resolve", outcome: "failed", expireLease: true, reason: "Worker crashed; Stripe showed no payment for this key at 10:40", evidence: "Stripe dashboard search by downstream key" }],
+    [25 * M, { kind: "resolve", outcome: "failed", expireLease: true, reason: "Worker crashed mid-call; Stripe showed no payment for this downstream key", evidence: "Stripe dashboard search by downstream key" }],
     [31 * M, chargeDone(b, crashed)],
   ], b.now - 19 * H);
   b.recent(chargeOp(b), [[0, claim()]], 6 * S);

@@ -178,12 +178,16 @@ async function expireApproval(db: Db, operationId: string): Promise<Date | null>
 // The database's clock against ours (the same machine for the embedded database, but
 // DATABASE_URL may point elsewhere), so a step's breakpoint is never after its own writes.
 async function measureClock(db: Db): Promise<{ skewMs: number; uncertaintyMs: number; gapMs: number }> {
-  const before = Date.now();
-  const rows = await db.$queryRaw<{ t: Date }[]>`SELECT clock_timestamp() AS t`;
-  const after = Date.now();
-  const uncertaintyMs = (after - before) / 2 + 1;
-  const skewMs = (rows[0]?.t.getTime() ?? after) - (before + after) / 2;
-  return { skewMs, uncertaintyMs, gapMs: Math.ceil(2 * uncertaintyMs + 2) };
+  let best = { skewMs: 0, uncertaintyMs: Infinity };
+  // The round trip bounds the error; the fastest of a few is the tightest bound.
+  for (let i = 0; i < 5; i++) {
+    const before = Date.now();
+    const rows = await db.$queryRaw<{ t: Date }[]>`SELECT clock_timestamp() AS t`;
+    const after = Date.now();
+    const uncertaintyMs = (after - before) / 2 + 1;
+    if (uncertaintyMs < best.uncertaintyMs) best = { skewMs: (rows[0]?.t.getTime() ?? after) - (before + after) / 2, uncertaintyMs };
+  }
+  return { ...best, gapMs: Math.ceil(2 * best.uncertaintyMs + 2) };
 }
 
 async function waitUntil(ms: number): Promise<void> {

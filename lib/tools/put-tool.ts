@@ -13,6 +13,8 @@ export async function putTool(options: {
   name: string;
   definition: ToolDefinition;
   actor: string;
+  // Why (the console asks; the API has no field for it).
+  reason?: string | null;
 }): Promise<{ created: boolean; tool: ToolView }> {
   const { db, tenantId, name, definition: d, actor } = options;
   return db.$transaction(async (tx) => {
@@ -44,6 +46,7 @@ export async function putTool(options: {
       targetId: name,
       before: previous ? toolView(previous) : null,
       after: tool,
+      reason: options.reason,
     });
     return { created: row.inserted, tool };
   });

@@ -98,8 +98,9 @@ const policyCases: { name: string; body: unknown; path: string; message?: RegExp
   { name: "approval \"maybe\"", body: { policy: { approval: "maybe" } }, path: "policy.approval" },
   { name: "approvalTtlSeconds 59", body: { policy: { approvalTtlSeconds: 59 } }, path: "policy.approvalTtlSeconds" },
   // A typo must be an error, not a silently ignored setting; the error must name the typo.
-  { name: "unknown policy field \"leaseSecond\"", body: { policy: { leaseSecond: 30 } }, path: "policy", message: /leaseSecond/ },
-  { name: "unknown top-level field", body: { descripton: "typo" }, path: "", message: /descripton/ },
+  // An unknown field is named at its own path, as Stripe does, so a typo is found at once.
+  { name: "unknown policy field \"leaseSecond\"", body: { policy: { leaseSecond: 30 } }, path: "policy.leaseSecond", message: /leaseSecond/ },
+  { name: "unknown top-level field", body: { descripton: "typo" }, path: "descripton", message: /descripton/ },
   { name: "annotations.readOnlyHint \"yes\"", body: { annotations: { readOnlyHint: "yes" } }, path: "annotations.readOnlyHint" },
   { name: "description longer than 2000 characters", body: { description: "d".repeat(2001) }, path: "description" },
   { name: "policy not an object", body: { policy: 5 }, path: "policy" },

@@ -1,0 +1,59 @@
+import { createLoader, createParser, createSerializer, parseAsIsoDateTime, parseAsStringLiteral, type inferParserType } from "nuqs/server";
+
+// The audit log's URL: filters and the keyset position, so a filtered view is a link.
+// No Prisma here: the client filter bar uses these parsers too.
+
+export const auditTargetTypes = ["operation", "api_key", "tool", "user", "tenant"] as const;
+
+// Actions the product writes today, offered as suggestions; the filter takes any prefix.
+export const knownAuditActions = [
+  "operation.",
+  "operation.claimed",
+  "operation.attempt_started",
+  "operation.taken_over",
+  "operation.retry_scheduled",
+  "operation.completed",
+  "operation.unknown",
+  "operation.resolved",
+  "operation.complete_conflict",
+  "approval.",
+  "approval.approved",
+  "approval.rejected",
+  "approval.expired",
+  "api_key.",
+  "api_key.created",
+  "api_key.revoked",
+  "tool.",
+  "tool.created",
+  "tool.replaced",
+  "user.",
+  "user.created",
+  "user.role_changed",
+  "user.disabled",
+  "user.enabled",
+  "tenant.created",
+] as const;
+
+const parseAsText = (maxLength: number) =>
+  createParser({ parse: (value: string) => (value.trim() ? value.trim().slice(0, maxLength) : null), serialize: (value: string) => value });
+const parseAsId = createParser({ parse: (value: string) => (/^[1-9][0-9]{0,18}$/.test(value) ? value : null), serialize: (value: string) => value });
+
+export const auditQueryParsers = {
+  action: parseAsText(100).withDefault(""),
+  actor: parseAsText(300).withDefault(""),
+  type: parseAsStringLiteral(auditTargetTypes),
+  target: parseAsText(300).withDefault(""),
+  from: parseAsIsoDateTime,
+  to: parseAsIsoDateTime,
+  // Keyset position: events older than `before`, or newer than `after` (ids, newest first).
+  before: parseAsId,
+  after: parseAsId,
+};
+
+export type AuditQuery = inferParserType<typeof auditQueryParsers>;
+export const loadAuditQuery = createLoader(auditQueryParsers);
+export const serializeAuditQuery = createSerializer(auditQueryParsers);
+
+export function hasAuditFilters(q: AuditQuery): boolean {
+  return Boolean(q.action || q.actor || q.type || q.target || q.from || q.to);
+}
