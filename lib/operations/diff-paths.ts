@@ -16,10 +16,15 @@ function walk(a: Json | undefined, b: Json | undefined, path: string, out: strin
   }
   if (isObject(a) && isObject(b)) {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    for (const key of keys) walk(a[key], b[key], childPath(path, key), out, limit);
+    // Own properties only: a["__proto__"] on an object without that key is Object.prototype.
+    for (const key of keys) walk(own(a, key), own(b, key), childPath(path, key), out, limit);
     return;
   }
   if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path);
+}
+
+function own(v: { [key: string]: Json }, key: string): Json | undefined {
+  return Object.hasOwn(v, key) ? v[key] : undefined;
 }
 
 function isObject(v: Json | undefined): v is { [key: string]: Json } {
