@@ -36,7 +36,9 @@ export function withConsoleUser<P extends { tenant: string }>(
 function assertSameOrigin(req: Request): void {
   const origin = req.headers.get("origin");
   const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
-  if (!origin || !host || new URL(origin).host !== host) {
+  // "null" (sandboxed frames, some redirects) and other non-URLs are refused like foreign origins.
+  const originHost = origin && URL.canParse(origin) ? new URL(origin).host : null;
+  if (!originHost || !host || originHost !== host) {
     throw new ProblemError("forbidden", "Cross-site request refused: console changes must come from the console itself.");
   }
 }

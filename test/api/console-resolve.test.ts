@@ -1,0 +1,637 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createConsoleUser, type ConsoleLogin } from "../support/browser";
+import { anonymousConsole, signInConsole, type ConsoleClient } from "../support/console-session";
+import { call, claim, type Reply } from "../support/http";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+
+// The console's mutating routes at the HTTP level (issue 4: "Role checks on every mutating
+// route/action are also covered at the HTTP level"). Every request goes through next-auth's real
+// session cookie and the real route handlers; every refusal is checked against what is stored,
+// every success against its audit row. Two server instances, so the race is between processes.
+
+type Role = "viewer" | "operator" | "approver" | "admin";
+
+let app: TestApp;
+let acme: TenantKeys;
+let globex: TenantKeys;
+let anonymous: ConsoleClient;
+const as = {} as Record<Role, ConsoleClient>;
+const logins = {} as Record<Role, ConsoleLogin>;
+
+// A 1-second lease whose expiry makes the outcome unknown, and a long one that stays live.
+const SHORT = "tickets.create";
+const LONG = "tickets.slow";
+
+beforeAll(async () => {
+  app = await startTestApp({ instances: 2 });
+  acme = await seedTenant(app.db, "acme");
+  globex = await seedTenant(app.db, "globex");
+  for (const keys of [acme, globex]) {
+    await putApiTool(keys, SHORT, { leaseSeconds: 1, takeover: "never" });
+    await putApiTool(keys, LONG, { leaseSeconds: 600, takeover: "never" });
+  }
+  anonymous = anonymousConsole(app.baseUrl);
+  for (const role of ["viewer", "operator", "approver", "admin"] as const) {
+    logins[role] = await createConsoleUser(app.db, { role, tenants: ["acme"] });
+    as[role] = await signInConsole(app.baseUrl, logins[role]);
+  }
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+// ---- agent-side helpers: operations are made through the real agent API ----
+
+async function putApiTool(keys: TenantKeys, name: string, policy: Record<string, unknown>): Promise<void> {
+  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy } });
+  expect([200, 201], res.text).toContain(res.status);
+}
+
+type Claimed = { operationId: string; token: string; idem: string; args: Record<string, unknown>; tool: string };
+
+async function claimNew(tool: string, keys: TenantKeys = acme): Promise<Claimed> {
+  const idem = `idem-${randomUUID()}`;
+  const args = { title: `ticket ${idem}` };
+  const res = await claim(app.baseUrl, keys.agent, idem, { tool, args });
+  expect(res.status, res.text).toBe(201);
+  return { operationId: res.body.operationId, token: res.body.attempt.fencingToken, idem, args, tool };
+}
+
+// The executor lost track of the provider call and says so.
+async function unknownByComplete(keys: TenantKeys = acme): Promise<string> {
+  const op = await claimNew(LONG, keys);
+  const res = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+    key: keys.agent,
+    body: { fencingToken: op.token, outcome: "unknown", error: { code: "timeout", message: "provider timed out" } },
+  });
+  expect(res.status, res.text).toBe(200);
+  expect((await operation(op.operationId)).state).toBe("unknown");
+  return op.operationId;
+}
+
+// The executor died holding a takeover-never lease; the next claim finds it expired.
+async function unknownByExpiredLease(): Promise<string> {
+  const op = await claimNew(SHORT);
+  await waitUntilLeaseExpired(op.operationId);
+  const again = await claim(app.baseUrl, acme.agent, op.idem, { tool: op.tool, args: op.args });
+  expect([again.status, again.body?.code]).toEqual([409, "outcome-unknown"]);
+  expect((await operation(op.operationId)).state).toBe("unknown");
+  return op.operationId;
+}
+
+// Polls the database's own clock (the one the SQL functions compare with), never a fixed sleep.
+async function waitUntilLeaseExpired(operationId: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const [row] = await app.db.$queryRaw<{ expired: boolean }[]>`
+      SELECT lease_expires_at <= now() AS expired FROM operation WHERE id = ${operationId}`;
+    if (row?.expired) return;
+    if (Date.now() > deadline) throw new Error(`lease of ${operationId} did not expire`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// ---- what is stored ----
+
+const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
+const auditOf = (targetId: string) => app.db.auditEvent.findMany({ where: { targetId }, orderBy: { id: "asc" } });
+const tenantAudit = (tenantId: string) => app.db.auditEvent.findMany({ where: { tenantId }, orderBy: { id: "asc" } });
+
+async function snapshot(operationId: string) {
+  const op = await operation(operationId);
+  const attempts = await app.db.attempt.findMany({ where: { operationId }, orderBy: { number: "asc" } });
+  return { op, attempts, audit: await auditOf(operationId) };
+}
+
+const resolvePath = (id: string, tenant = "acme") => `/api/console/${tenant}/operations/${encodeURIComponent(id)}/resolve`;
+const bulkPath = (tenant = "acme") => `/api/console/${tenant}/operations/resolve-bulk`;
+const good = { outcome: "succeeded", reason: "verified in the provider's dashboard", resourceId: "T-1", evidence: "ticket T-1 exists" };
+
+function expectProblem(res: Reply, status: number, code: string): void {
+  expect([res.status, res.body?.code], res.text).toEqual([status, code]);
+  expect(res.headers.get("content-type")).toBe("application/problem+json");
+}
+
+describe("console: resolving one operation", () => {
+  it("refuses a signed-out request with 401 and changes nothing", async () => {
+    const id = await unknownByComplete();
+    const before = await snapshot(id);
+
+    const res = await anonymous.post(resolvePath(id), good);
+
+    expectProblem(res, 401, "unauthorized");
+    expect(await snapshot(id)).toEqual(before);
+  });
+
+  it.each(["viewer", "approver"] as const)("the %s role may read but not resolve: 403 on single and bulk, nothing changes", async (role) => {
+    const id = await unknownByComplete();
+    const before = await snapshot(id);
+
+    const single = await as[role].post(resolvePath(id), good);
+    const bulk = await as[role].post(bulkPath(), { ...good, operationIds: [id] });
+
+    expectProblem(single, 403, "forbidden");
+    expectProblem(bulk, 403, "forbidden");
+    expect(await snapshot(id)).toEqual(before);
+  });
+
+  // Beyond next-auth's SameSite=Lax cookie, a mutation must name this host as its Origin.
+  it.each([
+    ["without an Origin header", null],
+    ["from a foreign site", "https://evil.example"],
+    ["from the same host on another port", "http://127.0.0.1:1"],
+    // Browsers send the literal "null" from sandboxed frames and after some cross-site redirects.
+    ["with the opaque Origin null", "null"],
+  ])("refuses a resolve sent %s: 403, nothing changes", async (_what, origin) => {
+    const id = await unknownByComplete();
+    const before = await snapshot(id);
+
+    const single = await as.operator.post(resolvePath(id), good, { origin });
+    const bulk = await as.operator.post(bulkPath(), { ...good, operationIds: [id] }, { origin });
+
+    expectProblem(single, 403, "forbidden");
+    expectProblem(bulk, 403, "forbidden");
+    expect(await snapshot(id)).toEqual(before);
+  });
+
+  it.each([
+    { what: "a missing reason", body: { outcome: "failed" }, status: 400, code: "invalid-request" },
+    { what: "a blank reason", body: { outcome: "failed", reason: "   " }, status: 400, code: "invalid-request" },
+    { what: "a reason over 2000 characters", body: { outcome: "failed", reason: "x".repeat(2001) }, status: 400, code: "invalid-request" },
+    { what: "an outcome other than succeeded/failed/retry", body: { outcome: "maybe", reason: "checked" }, status: 400, code: "invalid-request" },
+    { what: "an unknown field", body: { ...good, extra: 1 }, status: 400, code: "invalid-request" },
+    { what: "a JSON array", body: [good], status: 400, code: "invalid-request" },
+    { what: "malformed JSON", rawBody: "{not json", status: 400, code: "invalid-json" },
+    { what: "an empty body", rawBody: "", status: 400, code: "invalid-json" },
+  ])("refuses $what with $status $code and changes nothing", async ({ body, rawBody, status, code }) => {
+    const id = await unknownByComplete();
+    const before = await snapshot(id);
+
+    const res = await as.operator.request("POST", resolvePath(id), { body, rawBody });
+
+    expectProblem(res, status, code);
+    expect(await snapshot(id)).toEqual(before);
+  });
+
+  it("refuses a body that is not JSON with 415", async () => {
+    const id = await unknownByComplete();
+    const before = await snapshot(id);
+
+    const res = await as.operator.request("POST", resolvePath(id), { rawBody: "outcome=failed", headers: { "content-type": "text/plain" } });
+
+    expectProblem(res, 415, "unsupported-media-type");
+    expect(await snapshot(id)).toEqual(before);
+  });
+
+  it("treats another tenant's operation as nonexistent: 404, untouched", async () => {
+    const foreign = await unknownByComplete(globex);
+    const before = await snapshot(foreign);
+
+    const res = await as.operator.post(resolvePath(foreign), good);
+
+    expectProblem(res, 404, "operation-not-found");
+    expect(await snapshot(foreign)).toEqual(before);
+  });
+
+  it("answers 404 for a tenant the user is not a member of, exactly as for one that does not exist", async () => {
+    const foreign = await unknownByComplete(globex);
+    const before = await snapshot(foreign);
+
+    const member = await as.admin.post(resolvePath(foreign, "globex"), good);
+    const missing = await as.admin.post(resolvePath(foreign, "no-such-tenant"), good);
+
+    expectProblem(member, 404, "not-found");
+    expectProblem(missing, 404, "not-found");
+    expect(member.body.detail).toBe(missing.body.detail);
+    expect(await snapshot(foreign)).toEqual(before);
+  });
+
+  it.each([
+    ["operator", "an expired takeover-never lease", unknownByExpiredLease, { ...good }, "succeeded"],
+    ["admin", "the executor reporting unknown", unknownByComplete, { outcome: "failed", reason: "provider has no such ticket" }, "failed"],
+  ] as const)("the %s role settles an outcome unknown from %s: 200, stored resolution, one audit row with their email and reason", async (role, _how, makeUnknown, body, state) => {
+    const id = await makeUnknown();
+    const auditBefore = await auditOf(id);
+
+    const res = await as[role].post(resolvePath(id), body);
+
+    expect(res.status, res.text).toBe(200);
+    const actor = `user:${logins[role].email}`;
+    expect(res.body).toMatchObject({ operationId: id, state, resolution: { outcome: body.outcome, by: actor, via: "operator", reason: body.reason } });
+    const stored = await operation(id);
+    expect(stored.state).toBe(state);
+    expect(stored.leaseExpiresAt).toBeNull();
+    expect(stored.resolution).toMatchObject({ outcome: body.outcome, by: actor, via: "operator", reason: body.reason, fromState: "unknown" });
+    const added = (await auditOf(id)).slice(auditBefore.length);
+    expect(added).toHaveLength(1);
+    expect(added[0]).toMatchObject({
+      tenantId: acme.tenantId,
+      actor,
+      action: "operation.resolved",
+      targetType: "operation",
+      reason: body.reason,
+      before: { state: "unknown" },
+      after: { state, outcome: body.outcome, via: "operator" },
+    });
+  });
+
+  it("refuses a second resolve with 409 invalid-state and overwrites nothing", async () => {
+    const id = await unknownByComplete();
+    expect((await as.operator.post(resolvePath(id), good)).status).toBe(200);
+    const before = await snapshot(id);
+
+    const res = await as.admin.post(resolvePath(id), { outcome: "failed", reason: "second opinion" });
+
+    expectProblem(res, 409, "invalid-state");
+    expect(res.body.state).toBe("succeeded");
+    expect(await snapshot(id)).toEqual(before);
+  });
+
+  it.each([
+    ["processing with a live lease", async () => (await claimNew(LONG)).operationId, "processing"],
+    [
+      "pending (already sent back for a retry)",
+      async () => {
+        const id = await unknownByComplete();
+        expect((await as.operator.post(resolvePath(id), { outcome: "retry", reason: "nothing happened" })).status).toBe(200);
+        return id;
+      },
+      "pending",
+    ],
+  ] as const)("refuses an operation that is %s: 409 invalid-state, unchanged", async (_what, make, state) => {
+    const id = await make();
+    const before = await snapshot(id);
+
+    const res = await as.operator.post(resolvePath(id), good);
+
+    expectProblem(res, 409, "invalid-state");
+    expect(res.body.state).toBe(state);
+    expect(await snapshot(id)).toEqual(before);
+  });
+
+  // AGENT-API.md: "only from unknown (or processing with an expired lease)".
+  it("settles a processing operation whose lease expired, ending its attempt as lease_lost", async () => {
+    const op = await claimNew(SHORT);
+    await waitUntilLeaseExpired(op.operationId);
+
+    const res = await as.operator.post(resolvePath(op.operationId), { outcome: "failed", reason: "provider shows no call" });
+
+    expect(res.status, res.text).toBe(200);
+    const stored = await snapshot(op.operationId);
+    expect(stored.op.state).toBe("failed");
+    expect(stored.op.resolution).toMatchObject({ fromState: "processing", by: `user:${logins.operator.email}` });
+    expect(stored.attempts.map((a) => a.outcome)).toEqual(["lease_lost"]);
+    expect(stored.audit.filter((a) => a.action === "operation.resolved")).toMatchObject([{ before: { state: "processing" }, reason: "provider shows no call" }]);
+  });
+});
+
+describe("console: bulk resolve", () => {
+  it("resolves each row on its own: fresh ones resolved, a settled one skipped naming who settled it, others not found", async () => {
+    const settled = await unknownByComplete();
+    expect((await as.admin.post(resolvePath(settled), good)).status).toBe(200);
+    const b1 = await unknownByComplete();
+    const b2 = await unknownByComplete();
+    const foreign = await unknownByComplete(globex);
+    const settledBefore = await snapshot(settled);
+    const foreignBefore = await snapshot(foreign);
+    const reason = "provider confirms nothing happened";
+
+    const res = await as.operator.post(bulkPath(), { outcome: "retry", reason, operationIds: [b1, settled, foreign, "op_doesnotexist", b2, b1] });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ resolved: 2, skipped: 1, notFound: 2, failed: 0 });
+    // One row per distinct id, in the order given.
+    expect(res.body.results.map((r: { operationId: string; status: string }) => [r.operationId, r.status])).toEqual([
+      [b1, "resolved"],
+      [settled, "skipped"],
+      [foreign, "not-found"],
+      ["op_doesnotexist", "not-found"],
+      [b2, "resolved"],
+    ]);
+    expect(res.body.results[1]).toMatchObject({
+      state: "succeeded",
+      resolvedBy: `user:${logins.admin.email}`,
+      resolvedByLabel: logins.admin.email,
+      resolvedVia: "operator",
+    });
+    expect(res.body.results[1].detail).toContain(logins.admin.email);
+    const actor = `user:${logins.operator.email}`;
+    for (const id of [b1, b2]) {
+      const stored = await snapshot(id);
+      expect(stored.op.state).toBe("pending");
+      expect(stored.op.resolution).toMatchObject({ outcome: "retry", by: actor, via: "operator", reason });
+      // The duplicate id did not resolve b1 twice.
+      expect(stored.audit.filter((a) => a.action === "operation.resolved")).toMatchObject([{ actor, reason, after: { state: "pending", outcome: "retry" } }]);
+    }
+    expect(await snapshot(settled)).toEqual(settledBefore);
+    expect(await snapshot(foreign)).toEqual(foreignBefore);
+  });
+
+  it("accepts exactly 500 ids (the limit), each answered", async () => {
+    const ids = Array.from({ length: 500 }, (_, i) => `op_missing_${i}`);
+
+    const res = await as.operator.post(bulkPath(), { outcome: "failed", reason: "cleanup", operationIds: ids });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ resolved: 0, skipped: 0, notFound: 500, failed: 0 });
+  });
+
+  it.each([
+    ["no ids", () => ({ ...good, operationIds: [] })],
+    ["501 ids", (id: string) => ({ ...good, operationIds: [id, ...Array.from({ length: 500 }, (_, i) => `op_${i}`)] })],
+    ["no operationIds field", () => good],
+    ["no reason", (id: string) => ({ outcome: "failed", operationIds: [id] })],
+    ["a blank reason", (id: string) => ({ outcome: "failed", reason: " ", operationIds: [id] })],
+    ["a bad outcome", (id: string) => ({ outcome: "undo", reason: "x", operationIds: [id] })],
+    ["an unknown field", (id: string) => ({ ...good, operationIds: [id], force: true })],
+  ])("refuses a bulk request with %s: 400, nothing changes", async (_what, body) => {
+    const id = await unknownByComplete();
+    const before = await snapshot(id);
+
+    const res = await as.operator.post(bulkPath(), body(id));
+
+    expectProblem(res, 400, "invalid-request");
+    expect(await snapshot(id)).toEqual(before);
+  });
+
+  it("refuses a signed-out bulk request with 401", async () => {
+    const id = await unknownByComplete();
+    const before = await snapshot(id);
+
+    const res = await anonymous.post(bulkPath(), { ...good, operationIds: [id] });
+
+    expectProblem(res, 401, "unauthorized");
+    expect(await snapshot(id)).toEqual(before);
+  });
+});
+
+describe("console: concurrent resolves of one operation across two server instances", () => {
+  it("lets exactly one of several single and bulk resolves win, with exactly one audit row", async () => {
+    const id = await unknownByComplete();
+    const [one, two] = app.servers;
+    const instances = [one!.baseUrl, two!.baseUrl];
+    const racers = [as.operator, as.admin, as.operator, as.admin, as.operator, as.admin];
+
+    const singles = racers.map((client, i) =>
+      client.on(instances[i % 2]!).post(resolvePath(id), { outcome: i % 2 ? "failed" : "succeeded", reason: `racer ${i}` }),
+    );
+    const bulks = instances.map((base, i) => as.admin.on(base).post(bulkPath(), { outcome: "retry", reason: `bulk racer ${i}`, operationIds: [id] }));
+    const [singleReplies, bulkReplies] = await Promise.all([Promise.all(singles), Promise.all(bulks)]);
+
+    for (const r of singleReplies) expect([200, 409], r.text).toContain(r.status);
+    for (const r of bulkReplies) expect(r.status, r.text).toBe(200);
+    const singleWins = singleReplies.flatMap((r, i) => (r.status === 200 ? [`racer ${i}`] : []));
+    const bulkWins = bulkReplies.flatMap((r, i) => (r.body.results[0].status === "resolved" ? [`bulk racer ${i}`] : []));
+    const winners = [...singleWins, ...bulkWins];
+    expect(winners).toHaveLength(1);
+    for (const r of singleReplies.filter((r) => r.status !== 200)) expectProblem(r, 409, "invalid-state");
+    for (const r of bulkReplies.filter((r) => r.body.results[0].status !== "resolved")) expect(r.body.results[0].status).toBe("skipped");
+    const stored = await snapshot(id);
+    expect((stored.op.resolution as { reason?: string }).reason).toBe(winners[0]);
+    const resolved = stored.audit.filter((a) => a.action === "operation.resolved");
+    expect(resolved).toHaveLength(1);
+    expect(resolved[0]?.reason).toBe(winners[0]);
+  });
+});
+
+// ---- the other console mutations ----
+
+type Mutation = {
+  name: string;
+  method: "POST" | "PUT" | "PATCH" | "DELETE";
+  path: () => string;
+  body?: () => unknown;
+  // The roles this route must refuse with 403 (those without its capability).
+  refused: Role[];
+  // What the route would change, read back from the database.
+  stored: () => Promise<unknown>;
+};
+
+const CRM_TOOL = "crm.update";
+let revocable: { id: string; secret: string };
+let target: { id: string; login: ConsoleLogin };
+let viewerView: { id: string };
+
+describe("console: the other mutating routes", () => {
+  beforeAll(async () => {
+    await putApiTool(acme, CRM_TOOL, { leaseSeconds: 30 });
+    const key = await app.db.apiKey.findFirstOrThrow({ where: { tenantId: acme.tenantId, principal: "acme-agent-2" } });
+    revocable = { id: key.id, secret: acme.agent2 };
+    const login = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+    target = { id: (await app.db.user.findUniqueOrThrow({ where: { email: login.email } })).id, login };
+    const saved = await as.viewer.post("/api/console/acme/saved-views", { name: "Unknown ones", query: "?state=unknown" });
+    expect(saved.status, saved.text).toBe(201);
+    viewerView = { id: saved.body.view.id };
+  });
+
+  const admins: Role[] = ["viewer", "operator", "approver"];
+  const mutations: Mutation[] = [
+    {
+      name: "PUT tools/{name}",
+      method: "PUT",
+      path: () => `/api/console/acme/tools/${CRM_TOOL}`,
+      body: () => ({ definition: { description: "Update a CRM record", policy: { leaseSeconds: 45 } }, reason: "calls got slower" }),
+      refused: admins,
+      stored: () => app.db.tool.findUniqueOrThrow({ where: { tenantId_name: { tenantId: acme.tenantId, name: CRM_TOOL } } }),
+    },
+    {
+      name: "POST api-keys",
+      method: "POST",
+      path: () => "/api/console/acme/api-keys",
+      body: () => ({ principal: "console-made", role: "agent" }),
+      refused: admins,
+      stored: () => app.db.apiKey.findMany({ where: { tenantId: acme.tenantId }, orderBy: { id: "asc" } }),
+    },
+    {
+      name: "POST api-keys/{id}/revoke",
+      method: "POST",
+      path: () => `/api/console/acme/api-keys/${revocable.id}/revoke`,
+      body: () => ({ reason: "leaked in a log" }),
+      refused: admins,
+      stored: () => app.db.apiKey.findUniqueOrThrow({ where: { id: revocable.id } }),
+    },
+    {
+      name: "POST users",
+      method: "POST",
+      path: () => "/api/console/acme/users",
+      body: () => ({ email: "new.person@example.test", role: "operator", password: "" }),
+      refused: admins,
+      stored: () => app.db.user.findMany({ orderBy: { id: "asc" } }),
+    },
+    {
+      name: "PATCH users/{id}",
+      method: "PATCH",
+      path: () => `/api/console/acme/users/${target.id}`,
+      body: () => ({ role: "operator", reason: "joins the on-call rota" }),
+      refused: admins,
+      stored: () => app.db.user.findUniqueOrThrow({ where: { id: target.id } }),
+    },
+    // Saving and deleting one's own views needs only "read": no role is refused.
+    {
+      name: "POST saved-views",
+      method: "POST",
+      path: () => "/api/console/acme/saved-views",
+      body: () => ({ name: "Failed today", query: "?state=failed" }),
+      refused: [],
+      stored: () => app.db.savedView.findMany({ where: { tenantId: acme.tenantId }, orderBy: { id: "asc" } }),
+    },
+    {
+      name: "DELETE saved-views/{id}",
+      method: "DELETE",
+      path: () => `/api/console/acme/saved-views/${viewerView.id}`,
+      refused: [],
+      stored: () => app.db.savedView.findMany({ where: { tenantId: acme.tenantId }, orderBy: { id: "asc" } }),
+    },
+  ];
+
+  const send = (client: ConsoleClient, m: Mutation, options: { origin?: string | null } = {}) =>
+    client.request(m.method, m.path(), { body: m.body?.(), ...options });
+
+  async function expectNothingStored(m: Mutation, act: () => Promise<Reply>, status: number, code: string): Promise<void> {
+    const before = { row: await m.stored(), audit: await tenantAudit(acme.tenantId) };
+    const res = await act();
+    expectProblem(res, status, code);
+    expect({ row: await m.stored(), audit: await tenantAudit(acme.tenantId) }).toEqual(before);
+  }
+
+  it.each(mutations.map((m) => [m.name, m] as const))("%s: signed out → 401, nothing stored", async (_name, m) => {
+    await expectNothingStored(m, () => send(anonymous, m), 401, "unauthorized");
+  });
+
+  it.each(mutations.flatMap((m) => m.refused.map((role) => [m.name, role, m] as const)))(
+    "%s: the %s role lacks the capability → 403, nothing stored",
+    async (_name, role, m) => {
+      await expectNothingStored(m, () => send(as[role], m), 403, "forbidden");
+    },
+  );
+
+  it.each(mutations.map((m) => [m.name, m] as const))("%s: a foreign Origin → 403, nothing stored", async (_name, m) => {
+    await expectNothingStored(m, () => send(as.admin, m, { origin: "https://evil.example" }), 403, "forbidden");
+  });
+
+  it.each(mutations.map((m) => [m.name, m] as const))("%s: a tenant the admin is not a member of → 404, nothing stored", async (_name, m) => {
+    const path = m.path().replace("/api/console/acme/", "/api/console/globex/");
+    await expectNothingStored(m, () => as.admin.request(m.method, path, { body: m.body?.() }), 404, "not-found");
+  });
+
+  it("an admin edits a registered tool: 200, stored, audited with the reason; an unregistered one is 404", async () => {
+    const actor = `user:${logins.admin.email}`;
+    const res = await as.admin.request("PUT", `/api/console/acme/tools/${CRM_TOOL}`, {
+      body: { definition: { description: "Update a CRM record", policy: { leaseSeconds: 45 } }, reason: "calls got slower" },
+    });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ name: CRM_TOOL, description: "Update a CRM record", policy: { leaseSeconds: 45 } });
+    const tool = await app.db.tool.findUniqueOrThrow({ where: { tenantId_name: { tenantId: acme.tenantId, name: CRM_TOOL } } });
+    expect([tool.description, tool.leaseSeconds]).toEqual(["Update a CRM record", 45]);
+    const audit = await auditOf(CRM_TOOL);
+    expect(audit.at(-1)).toMatchObject({
+      tenantId: acme.tenantId,
+      actor,
+      action: "tool.replaced",
+      reason: "calls got slower",
+      before: { policy: { leaseSeconds: 30 } },
+      after: { policy: { leaseSeconds: 45 } },
+    });
+
+    const missing = await as.admin.request("PUT", "/api/console/acme/tools/not.registered", { body: { definition: {} } });
+    expectProblem(missing, 404, "tool-not-found");
+    expect(await app.db.tool.findFirst({ where: { tenantId: acme.tenantId, name: "not.registered" } })).toBeNull();
+  });
+
+  it("an admin creates an API key: 201 with the secret once, only its hash stored, audited, and it authenticates", async () => {
+    const res = await as.admin.post("/api/console/acme/api-keys", { principal: "console-made", role: "agent" });
+
+    expect(res.status, res.text).toBe(201);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const { key, secret } = res.body as { key: { id: string }; secret: string };
+    const stored = await app.db.apiKey.findUniqueOrThrow({ where: { id: key.id } });
+    expect([stored.tenantId, stored.principal, stored.role]).toEqual([acme.tenantId, "console-made", "agent"]);
+    expect(JSON.stringify(stored)).not.toContain(secret);
+    expect(await auditOf(key.id)).toMatchObject([{ actor: `user:${logins.admin.email}`, action: "api_key.created", after: { principal: "console-made", role: "agent" } }]);
+    const read = await call(app.baseUrl, "GET", "/api/v1/operations/op_none", { key: secret });
+    expectProblem(read, 404, "operation-not-found");
+  });
+
+  it("an admin revokes a key with a reason: 200, revoked at once, audited; another tenant's key is 404 and stays live", async () => {
+    const foreignKey = await app.db.apiKey.findFirstOrThrow({ where: { tenantId: globex.tenantId, principal: "globex-agent" } });
+
+    const res = await as.admin.post(`/api/console/acme/api-keys/${revocable.id}/revoke`, { reason: "leaked in a log" });
+    const foreign = await as.admin.post(`/api/console/acme/api-keys/${foreignKey.id}/revoke`, { reason: "not ours" });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.key.revokedAt).toBeTruthy();
+    expect((await app.db.apiKey.findUniqueOrThrow({ where: { id: revocable.id } })).revokedAt).not.toBeNull();
+    expect(await auditOf(revocable.id)).toMatchObject([{}, { actor: `user:${logins.admin.email}`, action: "api_key.revoked", reason: "leaked in a log" }]);
+    expectProblem(await call(app.baseUrl, "GET", "/api/v1/operations/op_none", { key: revocable.secret }), 401, "unauthorized");
+    expectProblem(foreign, 404, "not-found");
+    expect((await app.db.apiKey.findUniqueOrThrow({ where: { id: foreignKey.id } })).revokedAt).toBeNull();
+  });
+
+  it("an admin adds a person to the tenant: 201 with a generated password that signs in, member of this tenant only, audited", async () => {
+    const res = await as.admin.post("/api/console/acme/users", { email: "New.Person@example.test", role: "operator", password: "" });
+
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.user).toMatchObject({ email: "new.person@example.test", role: "operator" });
+    const user = await app.db.user.findUniqueOrThrow({ where: { email: "new.person@example.test" }, include: { tenants: true } });
+    expect([user.role, user.allTenants, user.tenants.map((t) => t.tenantId)]).toEqual(["operator", false, [acme.tenantId]]);
+    expect(await auditOf(user.id)).toMatchObject([{ tenantId: acme.tenantId, actor: `user:${logins.admin.email}`, action: "user.created" }]);
+    const newcomer = await signInConsole(app.baseUrl, { email: "new.person@example.test", password: res.body.generatedPassword });
+    expect((await newcomer.request("GET", "/api/console/acme/saved-views")).status).toBe(200);
+  });
+
+  it("an admin changes a user's role and disables them: each audited with its reason, and the session stops working at once", async () => {
+    const session = await signInConsole(app.baseUrl, target.login);
+    const actor = `user:${logins.admin.email}`;
+
+    const promoted = await as.admin.request("PATCH", `/api/console/acme/users/${target.id}`, { body: { role: "operator", reason: "joins the on-call rota" } });
+    const disabled = await as.admin.request("PATCH", `/api/console/acme/users/${target.id}`, { body: { disabled: true, reason: "left the company" } });
+
+    expect([promoted.status, promoted.body]).toEqual([200, { changed: true, role: "operator" }]);
+    expect(disabled.status, disabled.text).toBe(200);
+    const user = await app.db.user.findUniqueOrThrow({ where: { id: target.id } });
+    expect([user.role, user.disabledAt !== null]).toEqual(["operator", true]);
+    expect((await auditOf(target.id)).slice(-2)).toMatchObject([
+      { actor, action: "user.role_changed", reason: "joins the on-call rota", before: { role: "viewer" }, after: { role: "operator" } },
+      { actor, action: "user.disabled", reason: "left the company" },
+    ]);
+    expectProblem(await session.post("/api/console/acme/saved-views", { name: "x", query: "" }), 401, "unauthorized");
+  });
+
+  it("an admin of one tenant cannot reach another tenant's user: 404, nothing stored", async () => {
+    const outsider = await createConsoleUser(app.db, { role: "viewer", tenants: ["globex"] });
+    const outsiderId = (await app.db.user.findUniqueOrThrow({ where: { email: outsider.email } })).id;
+    const m: Mutation = { name: "outsider", method: "PATCH", path: () => `/api/console/acme/users/${outsiderId}`, body: () => ({ role: "admin" }), refused: [], stored: () => app.db.user.findUniqueOrThrow({ where: { id: outsiderId } }) };
+
+    await expectNothingStored(m, () => send(as.admin, m), 404, "not-found");
+  });
+
+  it("an admin may not change their own account: 403, nothing stored", async () => {
+    const self = await app.db.user.findUniqueOrThrow({ where: { email: logins.admin.email } });
+    const m: Mutation = { name: "self", method: "PATCH", path: () => `/api/console/acme/users/${self.id}`, body: () => ({ role: "viewer" }), refused: [], stored: () => app.db.user.findUniqueOrThrow({ where: { id: self.id } }) };
+
+    await expectNothingStored(m, () => send(as.admin, m), 403, "forbidden");
+  });
+
+  it("a viewer saves and deletes their own view, each audited; someone else's view is 404 and stays", async () => {
+    const actor = `user:${logins.viewer.email}`;
+
+    const saved = await as.viewer.post("/api/console/acme/saved-views", { name: "Failed today", query: "?state=failed" });
+    expect(saved.status, saved.text).toBe(201);
+    const id = saved.body.view.id as string;
+    expect(await app.db.savedView.findUniqueOrThrow({ where: { id } })).toMatchObject({ name: "Failed today", userId: (await app.db.user.findUniqueOrThrow({ where: { email: logins.viewer.email } })).id });
+
+    const othersView = await as.operator.request("DELETE", `/api/console/acme/saved-views/${id}`);
+    expectProblem(othersView, 404, "not-found");
+    expect(await app.db.savedView.findUnique({ where: { id } })).not.toBeNull();
+
+    const deleted = await as.viewer.request("DELETE", `/api/console/acme/saved-views/${id}`);
+    expect(deleted.status, deleted.text).toBe(204);
+    expect(await app.db.savedView.findUnique({ where: { id } })).toBeNull();
+    expect(await auditOf(id)).toMatchObject([
+      { actor, action: "saved-view.created", after: { name: "Failed today" } },
+      { actor, action: "saved-view.deleted", before: { name: "Failed today" } },
+    ]);
+  });
+});
