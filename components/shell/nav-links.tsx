@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { usePathname } from "next/navigation";
 
-export type NavItem = { href: string; label: string; count?: number };
+export type NavItem = { href: string; label: string; count?: number; countLabel?: string };
 
 // The sidebar's links; the current section is marked for screen readers and the eye.
 export function NavLinks({ items }: { items: NavItem[] }) {
@@ -15,7 +15,11 @@ export function NavLinks({ items }: { items: NavItem[] }) {
         return (
           <Link key={item.href} href={item.href} aria-current={current ? "page" : undefined}>
             <span>{item.label}</span>
-            {item.count ? <span className="nav-count" aria-label={`${item.count} waiting`}>{item.count}</span> : null}
+            {item.count ? (
+              <span className="nav-count" aria-label={`${item.countLabel ?? item.count} waiting`}>
+                {item.countLabel ?? item.count}
+              </span>
+            ) : null}
           </Link>
         );
       })}

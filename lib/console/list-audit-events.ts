@@ -16,43 +16,73 @@ export type AuditRow = {
   reason: string | null;
 };
 
-export type AuditPage = { rows: AuditRow[]; older: string | null; newer: string | null };
+// `scannedTo`: set when the page stopped because SCAN_LIMIT events were read, not because the
+// log ended; matches may continue below that id ("Older" carries on from there).
+export type AuditPage = { rows: AuditRow[]; older: string | null; newer: string | null; scannedTo: string | null };
 
-// One page of the tenant's audit log, newest first, keyset-paginated on id (ids only grow, so
-// a page never shifts while new events arrive). Action and actor match by prefix ("operation."
-// or "user:"); a target id is exact and uses the (tenant_id, target_type, target_id, id) index;
-// a time range is bounded by (tenant_id, created_at).
+// Action and actor filters have no index of their own, so one page reads at most this many of
+// the tenant's events (newest first from the cursor) and filters those: a rare action on a huge
+// log costs a bounded scan per page instead of a scan of the whole log.
+const SCAN_LIMIT = 20_000;
+
+type SqlRow = {
+  id: bigint;
+  created_at: Date;
+  actor: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  before: unknown;
+  after: unknown;
+  reason: string | null;
+  key_principal: string | null;
+  key_prefix: string | null;
+  scanned_to: bigint | null;
+  scanned: bigint;
+};
+
+// One page of the tenant's audit log, newest first, keyset-paginated on id (ids only grow, so a
+// page never shifts while new events arrive). A target (type + id) uses the index
+// (tenant_id, target_type, target_id, id); action and actor match by prefix ("operation.",
+// "user:") within a bounded scan; a time range is applied within the same scan.
 export async function listAuditEvents(options: { db: Db; tenantId: string; query: AuditQuery; limit: number }): Promise<AuditPage> {
   const { query: q, limit } = options;
-  const where: Prisma.Sql[] = [Prisma.sql`e.tenant_id = ${options.tenantId}`];
-  if (q.action) where.push(Prisma.sql`e.action LIKE ${likePrefix(q.action)}`);
-  if (q.actor) where.push(Prisma.sql`e.actor LIKE ${likePrefix(q.actor)}`);
-  if (q.type) where.push(Prisma.sql`e.target_type = ${q.type}`);
-  if (q.target) where.push(Prisma.sql`e.target_id = ${q.target}`);
-  if (q.from) where.push(Prisma.sql`e.created_at >= ${q.from}`);
-  if (q.to) where.push(Prisma.sql`e.created_at < ${q.to}`);
-  // Going to newer events walks the index upwards, then the page is turned round.
+  // Going to newer events walks upwards, then the page is turned round.
   const towardsNewer = Boolean(q.after && !q.before);
-  if (q.before) where.push(Prisma.sql`e.id < ${BigInt(q.before)}`);
-  else if (q.after) where.push(Prisma.sql`e.id > ${BigInt(q.after)}`);
-  const rows = await options.db.$queryRaw<
-    { id: bigint; created_at: Date; actor: string; action: string; target_type: string; target_id: string; before: unknown; after: unknown; reason: string | null; key_principal: string | null; key_prefix: string | null }[]
-  >`
+  const scan: Prisma.Sql[] = [Prisma.sql`tenant_id = ${options.tenantId}`];
+  if (q.type) scan.push(Prisma.sql`target_type = ${q.type}`);
+  if (q.target) scan.push(Prisma.sql`target_id = ${q.target}`);
+  if (q.from) scan.push(Prisma.sql`created_at >= ${q.from}`);
+  if (q.to) scan.push(Prisma.sql`created_at < ${q.to}`);
+  if (q.before) scan.push(Prisma.sql`id < ${BigInt(q.before)}`);
+  else if (q.after) scan.push(Prisma.sql`id > ${BigInt(q.after)}`);
+  const match: Prisma.Sql[] = [Prisma.sql`true`];
+  if (q.action) match.push(Prisma.sql`e.action LIKE ${likePrefix(q.action)}`);
+  if (q.actor) match.push(Prisma.sql`e.actor LIKE ${likePrefix(q.actor)}`);
+  const bounded = Boolean(q.action || q.actor);
+  const order = towardsNewer ? Prisma.sql`ASC` : Prisma.sql`DESC`;
+  const rows = await options.db.$queryRaw<SqlRow[]>`
+    WITH scanned AS (
+      SELECT * FROM audit_event WHERE ${Prisma.join(scan, " AND ")}
+      ORDER BY id ${order} LIMIT ${bounded ? SCAN_LIMIT : limit + 1}
+    ), edge AS (SELECT ${towardsNewer ? Prisma.sql`max(id)` : Prisma.sql`min(id)`} AS scanned_to, count(*) AS scanned FROM scanned)
     SELECT e.id, e.created_at, e.actor, e.action, e.target_type, e.target_id, e.before, e.after, e.reason,
-      k.principal AS key_principal, k.prefix AS key_prefix
-    FROM audit_event e
+      k.principal AS key_principal, k.prefix AS key_prefix, edge.scanned_to, edge.scanned
+    FROM edge LEFT JOIN scanned e ON ${Prisma.join(match, " AND ")}
     LEFT JOIN api_key k ON e.actor LIKE 'api-key:%' AND k.id = substr(e.actor, 9) AND k.tenant_id = e.tenant_id
-    WHERE ${Prisma.join(where, " AND ")}
-    ORDER BY e.id ${towardsNewer ? Prisma.sql`ASC` : Prisma.sql`DESC`}
-    LIMIT ${limit + 1}`;
-  const more = rows.length > limit;
-  const page = rows.slice(0, limit);
+    ORDER BY e.id ${order} LIMIT ${limit + 1}`;
+  const edge = rows[0];
+  const found = rows.filter((r) => r.id !== null);
+  const more = found.length > limit;
+  const page = found.slice(0, limit);
+  // The scan hit its limit before the page filled: there may be matches further on.
+  const cut = bounded && !more && Number(edge?.scanned ?? 0) >= SCAN_LIMIT && edge?.scanned_to != null ? String(edge.scanned_to) : null;
   if (towardsNewer) page.reverse();
   const first = page[0];
   const last = page.at(-1);
-  // "Older" exists if we came from newer events or there are more below; "newer" if we paged down.
-  const older = last && (towardsNewer || more) ? String(last.id) : null;
-  const newer = first && (towardsNewer ? more : Boolean(q.before)) ? String(first.id) : null;
+  // Older: below this page's last row (or below the scan's end); newer: above its first row.
+  const older = towardsNewer ? (last ? String(last.id) : q.after ? String(BigInt(q.after) + 1n) : null) : more && last ? String(last.id) : cut;
+  const newer = towardsNewer ? (more && first ? String(first.id) : cut) : !q.before ? null : first ? String(first.id) : String(BigInt(q.before) - 1n);
   return {
     rows: page.map((r) => ({
       id: String(r.id),
@@ -68,6 +98,7 @@ export async function listAuditEvents(options: { db: Db; tenantId: string; query
     })),
     older,
     newer,
+    scannedTo: cut,
   };
 }
 

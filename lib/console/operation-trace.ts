@@ -4,7 +4,10 @@ import type { Db } from "@/lib/db";
 // operation. Each kind of event comes from a source (claim, attempts, approvals, resolutions,
 // flags, counters); every audit event of the operation is either folded into the entry it
 // describes or shown on its own, so none is ever hidden. New kinds (side effects, webhook
-// deliveries) plug in as one more source with its own `load`, run in the same parallel wave.
+// deliveries) plug in as one more source with its own `load`, run in the same parallel wave:
+//   defineSource({ name: "side-effects", load: (q) => q.db.sideEffect.findMany({ where: { tenantId: q.tenantId, operationId: q.operationId } }),
+//     build: (ctx, rows) => rows.map((r) => entry({ key: `effect-${r.id}`, kind: "side-effect", ... })) })
+// appended to `traceSources`; the page and the Timeline component need no change.
 
 export type TraceTone = "ok" | "bad" | "warn" | "info";
 export type TraceActor = { id: string; label: string };

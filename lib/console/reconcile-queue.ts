@@ -7,9 +7,12 @@ const queuePredicate = Prisma.sql`o.state IN ('unknown', 'processing') AND (o.st
 
 // Operations that need a person: unknown outcomes, and processing ones whose lease expired
 // (nobody is working on them and nobody has declared them unknown yet).
-export async function countReconcileQueue(options: { db: Db; tenantId: string }): Promise<number> {
+// `cap` bounds the work for the sidebar badge, which every console page renders: past it the
+// badge says "cap+" instead of scanning a huge backlog on each click.
+export async function countReconcileQueue(options: { db: Db; tenantId: string; cap?: number }): Promise<number> {
+  const limit = options.cap === undefined ? Prisma.empty : Prisma.sql`LIMIT ${options.cap}`;
   const rows = await options.db.$queryRaw<{ n: bigint }[]>`
-    SELECT count(*) AS n FROM operation o WHERE o.tenant_id = ${options.tenantId} AND ${queuePredicate}`;
+    SELECT count(*) AS n FROM (SELECT 1 FROM operation o WHERE o.tenant_id = ${options.tenantId} AND ${queuePredicate} ${limit}) q`;
   return Number(rows[0]?.n ?? 0);
 }
 

@@ -13,7 +13,17 @@ export type ResolveBulkRequest = z.infer<typeof resolveBulkRequestSchema>;
 
 export type ResolveManyRow =
   | { operationId: string; status: "resolved"; state: string }
-  | { operationId: string; status: "skipped"; state: string; resolvedBy: string | null; resolvedVia: string | null; resolvedAt: string | null; detail: string }
+  | {
+      operationId: string;
+      status: "skipped";
+      state: string;
+      // The actor as audited ("user:…", "api-key:…") and as a person reads it ("demo-admin (API key)").
+      resolvedBy: string | null;
+      resolvedByLabel: string | null;
+      resolvedVia: string | null;
+      resolvedAt: string | null;
+      detail: string;
+    }
   | { operationId: string; status: "not-found" | "error"; detail: string };
 
 export type ResolveManyResult = { resolved: number; skipped: number; notFound: number; failed: number; results: ResolveManyRow[] };
@@ -53,7 +63,7 @@ async function resolveOne(options: { db: Db; tenantId: string; input: ResolveReq
     }
     if (error instanceof ProblemError && error.code === "invalid-state") {
       const state = typeof error.extras.state === "string" ? error.extras.state : "unknown";
-      return { operationId, status: "skipped", state, resolvedBy: null, resolvedVia: null, resolvedAt: null, detail: error.message };
+      return { operationId, status: "skipped", state, resolvedBy: null, resolvedByLabel: null, resolvedVia: null, resolvedAt: null, detail: error.message };
     }
     log().error({ operationId, err: error instanceof Error ? error.message : String(error) }, "bulk resolve: one operation failed");
     return { operationId, status: "error", detail: "Could not resolve this one; try again." };
@@ -69,6 +79,17 @@ async function describeSkipped(options: { db: Db; tenantId: string }, results: R
     select: { id: true, state: true, resolution: true },
   });
   const byId = new Map(rows.map((r) => [r.id, r]));
+  const keyIds = rows.flatMap((r) => {
+    const by = (r.resolution as { by?: unknown } | null)?.by;
+    return typeof by === "string" && by.startsWith("api-key:") ? [by.slice("api-key:".length)] : [];
+  });
+  const keys = keyIds.length
+    ? await options.db.apiKey.findMany({ where: { tenantId: options.tenantId, id: { in: keyIds } }, select: { id: true, principal: true } })
+    : [];
+  const label = (by: string) => {
+    const key = by.startsWith("api-key:") ? keys.find((k) => `api-key:${k.id}` === by) : undefined;
+    return key ? `${key.principal} (API key)` : by.replace(/^user:/, "");
+  };
   for (const row of skipped) {
     const op = byId.get(row.operationId);
     const latest = op?.resolution as { outcome?: string; by?: string; via?: string; at?: string } | null | undefined;
@@ -76,10 +97,11 @@ async function describeSkipped(options: { db: Db; tenantId: string }, results: R
     // An old resolution ("retry", then an agent finished it) did not put it in this state: do not name it.
     const resolution = latest && (latest.outcome === row.state || (latest.outcome === "retry" && row.state === "pending")) ? latest : null;
     row.resolvedBy = resolution?.by ?? null;
+    row.resolvedByLabel = resolution?.by ? label(resolution.by) : null;
     row.resolvedVia = resolution?.via ?? null;
     row.resolvedAt = resolution?.at ? new Date(resolution.at).toISOString() : null;
     row.detail = resolution?.by
-      ? `Already resolved (${row.state}) by ${resolution.by}${resolution.via ? ` via ${resolution.via}` : ""}.`
+      ? `Already resolved (${row.state}) by ${label(resolution.by)}${resolution.via ? ` via ${resolution.via}` : ""}.`
       : `Not resolvable any more: it is ${row.state} now.`;
   }
 }

@@ -99,10 +99,11 @@ class PlanBuilder {
     }
   }
 
-  // Schedules a story; it is moved earlier if its last step would be less than a minute ago.
+  // Schedules a story; one whose last step would be in the last minute moves back by a random
+  // while (not to one shared moment, which would read as a burst that never happened).
   story(op: Omit<DemoOp, "ref">, steps: Step[], startAt = this.start()): number {
     const last = Math.max(...steps.map(([offset]) => offset));
-    const t0 = Math.min(startAt, this.now - M - last);
+    const t0 = startAt + last > this.now - M ? this.now - M - last - this.rng() * 6 * H : startAt;
     const full: DemoOp = { ...op, ref: this.ops.length };
     this.ops.push(full);
     for (const [offset, action] of steps) this.events.push({ at: t0 + offset, op: full, action });
@@ -196,7 +197,7 @@ function settle(b: PlanBuilder, startedAgo: number, resolution: () => Step[]): S
 // ---- tickets.create: takeover "never", so an expired lease makes the outcome unknown -------
 
 function addTicketStories(b: PlanBuilder): void {
-  for (let i = 0; i < 128; i++) {
+  for (let i = 0; i < 112; i++) {
     const r = b.rng();
     const t0 = b.start();
     // The legacy key was used until it was revoked 50 hours ago.
@@ -259,7 +260,7 @@ function addTicketStories(b: PlanBuilder): void {
 // ---- payments.charge: takeover "deduplicated" (Stripe dedupes on the downstream key) ------
 
 function addPaymentStories(b: PlanBuilder): void {
-  for (let i = 0; i < 120; i++) {
+  for (let i = 0; i < 104; i++) {
     const r = b.rng();
     const t0 = b.start();
     const op = chargeOp(b);

@@ -8,7 +8,7 @@ export const demoTools: Record<string, ToolDefinition> = {
   "tickets.create": toolDefinitionSchema.parse({
     description: "Open a support ticket",
     annotations: { destructiveHint: false, openWorldHint: true },
-    policy: { leaseSeconds: 30, maxAttempts: 3, takeover: "never" },
+    policy: { leaseSeconds: 30, maxAttempts: 3, takeover: "never", resultRetentionHours: 168 },
   }),
   // The payment provider dedupes on the downstream key, so another worker may take over.
   "payments.charge": toolDefinitionSchema.parse({

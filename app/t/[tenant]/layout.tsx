@@ -10,17 +10,19 @@ import { SignOutButton } from "@/components/shell/sign-out-button";
 
 export const dynamic = "force-dynamic";
 
+const BADGE_CAP = 1000;
+
 // The console shell: sections, tenant switcher, who is signed in. Every page below it checks
 // the session and the tenant membership again on the server (layouts do not guard pages).
 export default async function ConsoleLayout({ children, params }: { children: ReactNode; params: Promise<{ tenant: string }> }) {
   const { tenant: slug } = await params;
   const { user, tenant } = await requireConsole(slug);
-  const waiting = await countReconcileQueue({ db: db(), tenantId: tenant.id });
+  const waiting = await countReconcileQueue({ db: db(), tenantId: tenant.id, cap: BADGE_CAP });
   const base = `/t/${tenant.slug}`;
   const items: NavItem[] = [
     { href: base, label: "Overview" },
     { href: `${base}/operations`, label: "Operations" },
-    { href: `${base}/reconcile`, label: "Reconcile", count: waiting },
+    { href: `${base}/reconcile`, label: "Reconcile", count: waiting, countLabel: waiting >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
     { href: `${base}/tools`, label: "Tools" },
     ...(can(user.role, "administer") ? [{ href: `${base}/api-keys`, label: "API keys" }, { href: `${base}/users`, label: "Users" }] : []),
     { href: `${base}/audit`, label: "Audit log" },

@@ -32,7 +32,7 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     const { applied } = await migrate({ databaseUrl: database.url, migrationsDir });
     if (applied.length) say(`Applied ${applied.length} migration(s).`);
     const db = createDb(database.url, 2);
-    const credentials = await seedDemo({ db }).finally(() => db.$disconnect());
+    const credentials = await seedDemo({ db, secret: serverSecret() }).finally(() => db.$disconnect());
     if (mode === "start") ensureBuild({ log: say });
     const next = spawnNext(mode, port, database.url);
     const stopAll = async () => {

@@ -1,0 +1,26 @@
+import { db } from "@/lib/db";
+import { KiB, readJson } from "@/lib/http/read-json";
+import { json } from "@/lib/http/respond";
+import { withConsoleUser } from "@/lib/http/with-console-user";
+import { resolveOperation } from "@/lib/operations/resolve-operation";
+import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
+
+export const dynamic = "force-dynamic";
+
+// POST /api/console/{tenant}/operations/{id}/resolve – an operator settles one unknown outcome
+export const POST = withConsoleUser<{ tenant: string; id: string }>(
+  { route: "/api/console/{tenant}/operations/{id}/resolve", capability: "resolve" },
+  async ({ req, user, tenant, params, ctx }) => {
+    ctx.annotate({ operationId: params.id });
+    const input = resolveRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
+    const view = await resolveOperation({
+      db: db(),
+      tenantId: tenant.id,
+      operationId: params.id,
+      input,
+      actor: `user:${user.email}`,
+      via: "operator",
+    });
+    return json(view);
+  },
+);

@@ -1,0 +1,18 @@
+import { db } from "@/lib/db";
+import { resolveBulkRequestSchema, resolveMany } from "@/lib/console/resolve-many";
+import { KiB, readJson } from "@/lib/http/read-json";
+import { json } from "@/lib/http/respond";
+import { withConsoleUser } from "@/lib/http/with-console-user";
+
+export const dynamic = "force-dynamic";
+
+// POST /api/console/{tenant}/operations/resolve-bulk – one outcome and reason for many operations, each compare-and-set
+export const POST = withConsoleUser<{ tenant: string }>(
+  { route: "/api/console/{tenant}/operations/resolve-bulk", capability: "resolve" },
+  async ({ req, user, tenant, ctx }) => {
+    const { operationIds, ...input } = resolveBulkRequestSchema.parse(await readJson(req, { maxBytes: 96 * KiB }));
+    ctx.annotate({ operations: operationIds.length });
+    const result = await resolveMany({ db: db(), tenantId: tenant.id, operationIds, input, actor: `user:${user.email}` });
+    return json(result);
+  },
+);

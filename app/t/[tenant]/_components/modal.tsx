@@ -1,0 +1,39 @@
+"use client";
+
+import { useEffect, useRef, type ReactNode } from "react";
+
+// A native modal <dialog>: focus moves into it, Tab stays inside, Escape closes it, and focus
+// returns to the control that opened it (by hand: the dialog leaves the DOM rather than closing,
+// so the browser's own restore does not happen). Rendered only while open.
+export function Modal({ title, description, onClose, children, wide = false }: { title: string; description?: ReactNode; onClose: () => void; children: ReactNode; wide?: boolean }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    if (dialog && !dialog.open) dialog.showModal();
+    return () => {
+      dialog?.close();
+      if (opener?.isConnected) opener.focus();
+    };
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      className={`console-dialog${wide ? " wide" : ""}`}
+      aria-labelledby="console-dialog-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+    >
+      <div className="dialog-head">
+        <h2 id="console-dialog-title">{title}</h2>
+        <button type="button" className="dismiss" aria-label="Close" onClick={onClose}>
+          ×
+        </button>
+      </div>
+      {description ? <div className="muted dialog-desc">{description}</div> : null}
+      {children}
+    </dialog>
+  );
+}

@@ -1,0 +1,49 @@
+import type { ReactNode } from "react";
+import type { TraceOperation } from "@/lib/console/operation-trace";
+import { TimeAgo } from "@/components/ui/time-ago";
+
+// The operation's header facts, dense: when, who, which keys, how busy. The raw idempotency
+// key is never stored; only the start of its SHA-256 digest is shown.
+export function OperationFacts({ op, now }: { op: TraceOperation; now: number }) {
+  const when = (at: string | null) => (at ? <Stamp at={at} now={now} /> : null);
+  const facts: [string, ReactNode, "wide"?][] = [
+    ["Principal", op.principal],
+    ["Tool", <code key="t">{op.tool}</code>],
+    ["Attempts", `${op.attempts} of ${op.maxAttempts}`],
+    ["Created", when(op.createdAt)],
+    ["Updated", when(op.updatedAt)],
+    ["Completed", when(op.completedAt)],
+    ["Lease expires", op.state === "processing" ? when(op.leaseExpiresAt) : null],
+    ["Not before", op.state === "pending" ? when(op.notBefore) : null],
+    ["Result kept until", when(op.resultExpiresAt)],
+    ["Key digest", <code key="k" title="SHA-256 of the Idempotency-Key (first 16 hex characters)">{op.keyDigest}…</code>],
+    ["Downstream key", <code key="d" title="Passed to providers so they can dedupe">{op.downstreamKey}</code>, "wide"],
+    ["Fencing token", op.fencingToken ? <code key="f">{op.fencingToken}</code> : null],
+    ["Workflow", op.workflowId ? <code key="w" title={op.workflowId}>{op.workflowId}</code> : null, (op.workflowId?.length ?? 0) > 22 ? "wide" : undefined],
+    ["Trace id", op.traceId ? <code key="tr">{op.traceId}</code> : null, "wide"],
+    ["Conflicts", op.counts.conflicts ? `${op.counts.conflicts}${op.counts.mismatches ? ` (${op.counts.mismatches} × 422)` : ""}` : null],
+    ["Replays", op.counts.replays ? String(op.counts.replays) : null],
+    ["Takeovers", op.counts.takeovers ? String(op.counts.takeovers) : null],
+    ["Heartbeats", op.counts.heartbeats ? String(op.counts.heartbeats) : null],
+  ];
+  return (
+    <dl className="facts" aria-label="Operation details">
+      {facts
+        .filter(([, value]) => value !== null && value !== "")
+        .map(([label, value, wide]) => (
+          <div key={label} className={wide}>
+            <dt>{label}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+    </dl>
+  );
+}
+
+function Stamp({ at, now }: { at: string; now: number }) {
+  return (
+    <span title={at}>
+      <TimeAgo at={at} now={now} />
+    </span>
+  );
+}

@@ -1,0 +1,83 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { db } from "@/lib/db";
+import { requireConsole } from "@/lib/auth/require-console";
+import { can } from "@/lib/auth/roles";
+import { getOperationTrace } from "@/lib/console/operation-trace";
+import { StateBadge } from "@/components/ui/state-badge";
+import { TimeAgo } from "@/components/ui/time-ago";
+import { Timeline } from "@/components/timeline/timeline";
+import { ResolveButton } from "@/components/resolve-dialog/resolve-button";
+import { OperationFacts } from "./_components/operation-facts";
+import { OperationData } from "./_components/operation-data";
+
+export const dynamic = "force-dynamic";
+
+// GET /t/{tenant}/operations/{id} – the trace: everything that happened to one operation
+export default async function OperationTracePage({ params }: { params: Promise<{ tenant: string; id: string }> }) {
+  const { tenant: slug, id } = await params;
+  const { user, tenant } = await requireConsole(slug);
+  const trace = await getOperationTrace({ db: db(), tenantId: tenant.id, operationId: id });
+  if (!trace) notFound();
+  const op = trace.operation;
+  const now = trace.now;
+  const mayResolve = can(user.role, "resolve");
+  const base = `/t/${tenant.slug}`;
+  return (
+    <div className="trace-page">
+      <nav aria-label="Breadcrumb" className="crumbs">
+        <Link href={`${base}/operations`}>Operations</Link>
+        <span aria-hidden="true">/</span>
+        <span aria-current="page" className="mono">{op.id}</span>
+      </nav>
+      <div className="page-head">
+        <div>
+          <h1 className="row">
+            <span>{op.tool}</span>
+            <StateBadge state={op.state} />
+            {trace.leaseExpired ? <span className="badge warn">lease expired</span> : null}
+            {op.flaggedAt ? <span className="badge danger">flagged</span> : null}
+          </h1>
+          <p>
+            <code>{op.id}</code> · by {op.principal} · created <TimeAgo at={op.createdAt} now={now} /> · attempt {op.attempts} of {op.maxAttempts}
+          </p>
+        </div>
+        {mayResolve && trace.resolvable ? (
+          <div className="row">
+            <ResolveButton tenant={tenant.slug} operationId={op.id} actor={`user:${user.email}`} />
+          </div>
+        ) : null}
+      </div>
+
+      {trace.resolvable ? (
+        <div className="notice warn-notice" role="note">
+          <strong>{op.state === "unknown" ? "Outcome unknown." : "Lease expired without a report."}</strong>{" "}
+          Nobody knows whether this call took effect; agents retrying it get <code>409 outcome-unknown</code> until it is resolved.{" "}
+          {mayResolve ? "Check the provider, then resolve it." : "An operator or an admin can resolve it."}
+        </div>
+      ) : null}
+      {op.flaggedAt ? (
+        <div className="error" role="note">
+          <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")} Check
+          the provider; the stored outcome was not changed.
+        </div>
+      ) : null}
+
+      <OperationFacts op={op} now={now} />
+
+      <div className="trace-grid">
+        <section aria-labelledby="timeline-title" className="panel">
+          <h2 id="timeline-title">
+            Timeline <span className="muted">· {trace.timeline.length} events, oldest first, UTC</span>
+          </h2>
+          <Timeline entries={trace.timeline} now={now} label="Operation timeline" />
+        </section>
+        <OperationData op={op} resolvedBy={trace.resolvedBy} />
+      </div>
+    </div>
+  );
+}
+
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}

@@ -1,0 +1,55 @@
+"use client";
+
+import Link from "next/link";
+import type { ResolveOutcome } from "@/components/resolve-dialog/resolve-dialog";
+
+const settled: Record<string, string> = { succeeded: "succeeded", failed: "failed", pending: "retry allowed" };
+
+// What the last resolve did: "N resolved, M skipped (already resolved by …)", with each row
+// that was not resolved listed and linked, so nothing is silently dropped.
+export function ResolveSummary({ outcome, tenant, onDismiss }: { outcome: ResolveOutcome; tenant: string; onDismiss: () => void }) {
+  if (outcome.kind === "single") {
+    return (
+      <div className="notice row" role="status">
+        <span>
+          Resolved <Link href={`/t/${tenant}/operations/${outcome.operationId}`} className="mono">{outcome.operationId}</Link> as{" "}
+          <strong>{settled[outcome.state] ?? outcome.state}</strong>. The trace and the audit log show it.
+        </span>
+        <button type="button" className="dismiss" onClick={onDismiss} aria-label="Dismiss">
+          ×
+        </button>
+      </div>
+    );
+  }
+  const r = outcome.result;
+  const others = r.results.filter((row) => row.status !== "resolved");
+  const by = [...new Set(others.flatMap((row) => (row.status === "skipped" && row.resolvedByLabel ? [row.resolvedByLabel] : [])))];
+  const parts = [
+    `${r.resolved} resolved`,
+    r.skipped ? `${r.skipped} skipped (${by.length ? `already resolved by ${by.join(", ")}` : "no longer resolvable"})` : null,
+    r.notFound ? `${r.notFound} not found` : null,
+    r.failed ? `${r.failed} failed` : null,
+  ].filter(Boolean);
+  return (
+    <div className={`${others.length ? "notice warn-notice" : "notice"} stack`} role="status">
+      <div className="row" style={{ justifyContent: "space-between" }}>
+        <strong>{parts.join(", ")}.</strong>
+        <button type="button" className="dismiss" onClick={onDismiss} aria-label="Dismiss">
+          ×
+        </button>
+      </div>
+      {others.length ? (
+        <ul className="compact-list">
+          {others.map((row) => (
+            <li key={row.operationId}>
+              <Link href={`/t/${tenant}/operations/${row.operationId}`} className="mono">
+                {row.operationId}
+              </Link>{" "}
+              — {row.detail}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,78 @@
+import Link from "next/link";
+import { createLoader, parseAsString } from "nuqs/server";
+import { db } from "@/lib/db";
+import { requireConsole } from "@/lib/auth/require-console";
+import { can } from "@/lib/auth/roles";
+import { countReconcileQueue, listReconcileQueue, type ReconcileCursor } from "@/lib/console/reconcile-queue";
+import { PageHeader } from "@/components/ui/page-header";
+import { EmptyState } from "@/components/ui/empty-state";
+import { ReconcileTable } from "./_components/reconcile-table";
+
+export const dynamic = "force-dynamic";
+
+const PAGE_SIZE = 100;
+const loadSearchParams = createLoader({ after: parseAsString });
+
+// GET /t/{tenant}/reconcile – the reconcile queue: outcomes nobody knows, oldest first
+export default async function ReconcilePage({ params, searchParams }: { params: Promise<{ tenant: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { tenant: slug } = await params;
+  const { user, tenant } = await requireConsole(slug);
+  const { after } = await loadSearchParams(searchParams);
+  const cursor = decodeCursor(after);
+  const [page, total] = await Promise.all([
+    listReconcileQueue({ db: db(), tenantId: tenant.id, limit: PAGE_SIZE, after: cursor }),
+    countReconcileQueue({ db: db(), tenantId: tenant.id }),
+  ]);
+  const base = `/t/${tenant.slug}/reconcile`;
+  const canResolve = can(user.role, "resolve");
+  return (
+    <>
+      <PageHeader
+        title="Reconcile"
+        description={
+          total
+            ? `${count(total)} operation${total === 1 ? "" : "s"} whose outcome nobody knows, oldest first. Agents retrying them get 409 outcome-unknown until someone resolves them.`
+            : "Operations whose outcome nobody knows wait here for a person."
+        }
+      />
+      {page.rows.length === 0 && !cursor ? (
+        <EmptyState title="Nothing to reconcile">
+          An operation lands here when an agent reports an <strong>unknown</strong> outcome, or when its lease expires without a report and its
+          tool may not be taken over. Check the provider, then resolve it as succeeded, failed, or retry allowed.
+        </EmptyState>
+      ) : (
+        <>
+          {canResolve ? null : (
+            <p className="muted small">Your role ({user.role}) can read this queue; resolving needs an operator or an admin.</p>
+          )}
+          <ReconcileTable rows={page.rows} tenant={tenant.slug} canResolve={canResolve} actor={`user:${user.email}`} now={page.now} />
+          <nav className="pager" aria-label="Queue pages">
+            <span>
+              {page.rows.length === 0
+                ? "No newer operations wait."
+                : cursor
+                  ? `${count(page.rows.length)} more, created after ${cursor.createdAt.replace("T", " ").slice(0, 19)} UTC (${count(total)} in all)`
+                  : `The oldest ${count(page.rows.length)} of ${count(total)}`}
+            </span>
+            <span className="row">
+              {cursor ? <Link href={base}>First page</Link> : null}
+              {page.next ? <Link href={`${base}?after=${encodeURIComponent(encodeCursor(page.next))}`}>Next page (newer) →</Link> : null}
+            </span>
+          </nav>
+        </>
+      )}
+    </>
+  );
+}
+
+const count = (n: number) => n.toLocaleString("en-US");
+
+function encodeCursor(c: ReconcileCursor): string {
+  return `${c.createdAt}~${c.id}`;
+}
+
+// A malformed cursor starts from the beginning rather than failing the page.
+function decodeCursor(value: string | null): ReconcileCursor | null {
+  const match = value?.match(/^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)~(.{1,100})$/);
+  return match?.[1] && match[2] ? { createdAt: match[1], id: match[2] } : null;
+}

@@ -1,0 +1,42 @@
+"use client";
+
+import { useState } from "react";
+import { useRouter } from "next/navigation";
+import { ResolveDialog } from "@/components/resolve-dialog/resolve-dialog";
+
+const settled: Record<string, string> = { succeeded: "succeeded", failed: "failed", pending: "retry allowed (pending)" };
+
+// "Resolve…" for one operation: opens the dialog, then refreshes the page so the new state,
+// the resolution and its audit event show at once. Render it only for users who may resolve.
+export function ResolveButton({ tenant, operationId, actor, label = "Resolve…", className = "primary" }: {
+  tenant: string;
+  operationId: string;
+  actor: string;
+  label?: string;
+  className?: string;
+}) {
+  const router = useRouter();
+  const [open, setOpen] = useState(false);
+  const [status, setStatus] = useState("");
+  return (
+    <>
+      <button type="button" className={className} onClick={() => setOpen(true)} aria-haspopup="dialog">
+        {label}
+      </button>
+      <span role="status" className="visually-hidden">
+        {status}
+      </span>
+      <ResolveDialog
+        tenant={tenant}
+        operationIds={[operationId]}
+        open={open}
+        actor={actor}
+        onClose={() => setOpen(false)}
+        onResolved={(outcome) => {
+          if (outcome.kind === "single") setStatus(`Resolved: ${settled[outcome.state] ?? outcome.state}.`);
+          router.refresh();
+        }}
+      />
+    </>
+  );
+}

@@ -1,0 +1,181 @@
+"use client";
+
+import { useEffect, useId, useRef, useState, type FormEvent } from "react";
+import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
+import type { ResolveManyResult } from "@/lib/console/resolve-many";
+
+export type ResolveOutcome =
+  | { kind: "single"; operationId: string; state: string }
+  | { kind: "bulk"; result: ResolveManyResult };
+
+type Outcome = "succeeded" | "failed" | "retry";
+
+const choices: { value: Outcome; label: string; hint: string }[] = [
+  { value: "succeeded", label: "Succeeded", hint: "The effect happened. Retries with the same key get a stored success." },
+  { value: "failed", label: "Failed — nothing happened", hint: "No effect. Retries get the failure; the call is not run again under this key." },
+  { value: "retry", label: "Retry allowed", hint: "No effect. The operation goes back to pending and the next claim runs it again." },
+];
+
+// The resolve dialog: what happened (succeeded / failed / retry), a required reason, optional
+// evidence. One operation or many; the server resolves each with compare-and-set and the same
+// rules as the API, so this form only helps — it does not decide.
+export function ResolveDialog(props: {
+  tenant: string;
+  operationIds: string[];
+  open: boolean;
+  actor: string;
+  onClose: () => void;
+  onResolved: (outcome: ResolveOutcome) => void;
+}) {
+  const { tenant, operationIds, open, onClose, onResolved } = props;
+  const ref = useRef<HTMLDialogElement>(null);
+  const id = useId();
+  const [outcome, setOutcome] = useState<Outcome | "">("");
+  const [reason, setReason] = useState("");
+  const [resourceId, setResourceId] = useState("");
+  const [evidence, setEvidence] = useState("");
+  const [errors, setErrors] = useState<{ outcome?: string; reason?: string; form?: string }>({});
+  const [busy, setBusy] = useState(false);
+  const bulk = operationIds.length > 1;
+
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    else if (!open && dialog.open) dialog.close();
+  }, [open]);
+
+  // Every way out (Cancel, Esc, success) starts the next opening from an empty form.
+  function close() {
+    setOutcome("");
+    setReason("");
+    setResourceId("");
+    setEvidence("");
+    setErrors({});
+    onClose();
+  }
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const body = {
+      outcome,
+      reason,
+      resourceId: outcome === "succeeded" && resourceId.trim() && !bulk ? resourceId.trim() : undefined,
+      evidence: evidence.trim() || undefined,
+    };
+    const parsed = resolveRequestSchema.safeParse(body);
+    if (!outcome || !parsed.success) {
+      const issues = parsed.success ? [] : parsed.error.issues;
+      setErrors({
+        outcome: outcome ? undefined : "Choose what happened.",
+        reason: issues.some((i) => i.path[0] === "reason") ? "A reason is required: say what you checked." : undefined,
+        form: issues.find((i) => i.path[0] !== "reason" && i.path[0] !== "outcome")?.message,
+      });
+      return;
+    }
+    setBusy(true);
+    setErrors({});
+    try {
+      const single = operationIds[0] as string;
+      const url = bulk
+        ? `/api/console/${encodeURIComponent(tenant)}/operations/resolve-bulk`
+        : `/api/console/${encodeURIComponent(tenant)}/operations/${encodeURIComponent(single)}/resolve`;
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(bulk ? { ...parsed.data, operationIds } : parsed.data),
+      });
+      const answer = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+      if (!res.ok) {
+        setErrors({ form: typeof answer?.detail === "string" ? answer.detail : `The server answered ${res.status}.` });
+        return;
+      }
+      onResolved(bulk ? { kind: "bulk", result: answer as ResolveManyResult } : { kind: "single", operationId: single, state: String(answer?.state) });
+      close();
+    } catch {
+      setErrors({ form: "Could not reach the server. Nothing was changed by this attempt; try again." });
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const title = bulk ? `Resolve ${operationIds.length} operations` : "Resolve operation";
+  return (
+    <dialog ref={ref} className="resolve-dialog" aria-labelledby={`${id}-title`} onClose={close}>
+      <form onSubmit={submit} noValidate className="stack">
+        <div>
+          <h2 id={`${id}-title`}>{title}</h2>
+          {bulk ? (
+            <p className="muted">
+              One outcome and one reason for all {operationIds.length}. Each is resolved on its own: one that somebody settled meanwhile is
+              skipped and reported, never overwritten.
+            </p>
+          ) : (
+            <p className="muted">
+              <code>{operationIds[0]}</code>: nobody knows whether this call took effect. Check the provider first, then record what
+              happened.
+            </p>
+          )}
+        </div>
+        <fieldset aria-describedby={errors.outcome ? `${id}-outcome-error` : undefined} aria-invalid={Boolean(errors.outcome)}>
+          <legend>What happened?</legend>
+          {choices.map((c) => (
+            <label key={c.value} className="choice">
+              <input type="radio" name="outcome" value={c.value} checked={outcome === c.value} onChange={() => setOutcome(c.value)} />
+              <span>
+                <strong>{c.label}</strong>
+                <span className="muted">{c.hint}</span>
+              </span>
+            </label>
+          ))}
+          {errors.outcome ? (
+            <p id={`${id}-outcome-error`} className="field-error">
+              {errors.outcome}
+            </p>
+          ) : null}
+        </fieldset>
+        {outcome === "succeeded" && !bulk ? (
+          <label>
+            Resource id (optional)
+            <input value={resourceId} onChange={(e) => setResourceId(e.target.value)} maxLength={500} placeholder="e.g. the provider's ticket or charge id" />
+          </label>
+        ) : null}
+        <label>
+          Evidence note (optional)
+          <textarea value={evidence} onChange={(e) => setEvidence(e.target.value)} maxLength={4000} placeholder="What you saw: a dashboard link, a log line, a provider request id" />
+        </label>
+        <label>
+          Reason (required)
+          <textarea
+            value={reason}
+            onChange={(e) => setReason(e.target.value)}
+            maxLength={2000}
+            required
+            aria-invalid={Boolean(errors.reason)}
+            aria-describedby={errors.reason ? `${id}-reason-error` : undefined}
+            placeholder="Why this outcome: what you checked and where"
+          />
+          {errors.reason ? (
+            <span id={`${id}-reason-error`} className="field-error">
+              {errors.reason}
+            </span>
+          ) : null}
+        </label>
+        {errors.form ? (
+          <div className="error" role="alert">
+            {errors.form}
+          </div>
+        ) : null}
+        <div className="row dialog-actions">
+          <span className="muted">Audited as {props.actor}</span>
+          <button type="button" onClick={close} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? "Resolving…" : bulk ? `Resolve ${operationIds.length}` : "Resolve"}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}
