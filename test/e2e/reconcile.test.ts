@@ -1,0 +1,279 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { call } from "../support/http";
+import { claimNew, putStandardTools, reportUnknown, succeed, TOOLS, unknownsByExpiry, type World } from "../support/console-data";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+
+// The reconcile queue in a real browser (issue 4: "Tests"): an operator settles unknown outcomes
+// one at a time and in bulk, with a required reason, and every resolution shows on the trace and
+// in the audit log; a viewer sees the same queue with nothing to press, and a resolve forged from
+// the viewer's own session is refused by the server. Every check is also made against the DB.
+// The tests run in order on one queue: each takes the oldest rows that are still waiting.
+
+let app: TestApp;
+let browser: Browser;
+let acme: TenantKeys;
+let world: World;
+let foreignUnknown: string;
+let settledIds: string[];
+let operator: ConsoleLogin;
+let viewer: ConsoleLogin;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  const globex = await seedTenant(app.db, "globex");
+  world = { baseUrl: app.baseUrl, db: app.db, keys: acme };
+  const globexWorld = { baseUrl: app.baseUrl, db: app.db, keys: globex };
+  const [launched] = await Promise.all([launchBrowser(), putStandardTools(world), putStandardTools(globexWorld)]);
+  browser = launched;
+  // Eight leases that ran out (oldest), then four outcomes the executor reported as unknown.
+  await unknownsByExpiry(world, 8);
+  for (let i = 0; i < 4; i++) await reportUnknown(world, await claimNew(world, TOOLS.payments));
+  // Not for the queue: finished, still running (a live lease), or another tenant's.
+  const done = await claimNew(world, TOOLS.email);
+  await succeed(world, done);
+  const running = await claimNew(world, TOOLS.email);
+  settledIds = [done.operationId, running.operationId];
+  const foreign = await claimNew(globexWorld, TOOLS.payments);
+  await reportUnknown(globexWorld, foreign);
+  foreignUnknown = foreign.operationId;
+  operator = await createConsoleUser(app.db, { role: "operator", tenants: ["acme"] });
+  viewer = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+// ---- what the database holds ----
+
+// The queue as the contract defines it, oldest first.
+async function queueInDb(): Promise<string[]> {
+  const rows = await app.db.$queryRaw<{ id: string }[]>`
+    SELECT id FROM operation
+    WHERE tenant_id = ${acme.tenantId} AND (state = 'unknown' OR (state = 'processing' AND lease_expires_at < now()))
+    ORDER BY created_at, id`;
+  return rows.map((r) => r.id);
+}
+
+const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
+const resolvedEvents = (id: string) => app.db.auditEvent.findMany({ where: { targetId: id, action: "operation.resolved" }, orderBy: { id: "asc" } });
+
+// ---- what the page shows ----
+
+const queueTable = (page: Page) => page.locator("table.reconcile");
+const shownQueue = (page: Page) => queueTable(page).locator("tbody tr td a.mono").allTextContents();
+const notice = (page: Page) => page.locator(".notice[role=status]");
+
+async function openQueue(context: BrowserContext, login: ConsoleLogin): Promise<Page> {
+  const page = await signIn(context, app.baseUrl, login);
+  await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Reconcile/ }).click();
+  await page.waitForURL((url) => url.pathname === "/t/acme/reconcile");
+  await queueTable(page).waitFor();
+  return page;
+}
+
+const newContext = () => browser.newContext({ viewport: { width: 1440, height: 900 } });
+
+describe("reconcile queue (operator)", () => {
+  it("lists the tenant's unknown outcomes oldest first, and nothing finished, running or foreign", async () => {
+    const context = await newContext();
+    const page = await openQueue(context, operator);
+    const queue = await queueInDb();
+    expect(queue).toHaveLength(12);
+
+    expect(await shownQueue(page)).toEqual(queue);
+    for (const id of [...settledIds, foreignUnknown]) expect(await shownQueue(page)).not.toContain(id);
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Reconcile");
+    expect(await page.locator(".page-head").textContent()).toContain("12 operations whose outcome nobody knows");
+    await screenshot(page, "reconcile-queue-operator");
+    await context.close();
+  });
+
+  it("resolves one operation through the dialog only with a reason; it leaves the queue, and the trace and the audit log show who and why", async () => {
+    const context = await newContext();
+    const page = await openQueue(context, operator);
+    const [target] = await queueInDb();
+    if (!target) throw new Error("queue is empty");
+
+    await page.getByRole("button", { name: `Resolve ${target}` }).click();
+    const dialog = page.getByRole("dialog", { name: "Resolve operation" });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain(target);
+    await dialog.getByRole("radio", { name: /^Failed/ }).check();
+
+    // No reason (and a blank one): refused in the form, nothing sent, nothing stored.
+    for (const blank of ["", "   "]) {
+      await dialog.getByLabel("Reason (required)").fill(blank);
+      await dialog.getByRole("button", { name: "Resolve", exact: true }).click();
+      await dialog.getByText("A reason is required").waitFor();
+      expect(await dialog.isVisible()).toBe(true);
+    }
+    await screenshot(page, "reconcile-resolve-without-reason");
+    expect((await operation(target)).state).toBe("unknown");
+    expect(await resolvedEvents(target)).toHaveLength(0);
+
+    const reason = "Checked the ticketing system by downstream key: no ticket exists.";
+    await dialog.getByLabel("Reason (required)").fill(reason);
+    await dialog.getByRole("button", { name: "Resolve", exact: true }).click();
+    await notice(page).filter({ hasText: `Resolved ${target} as failed` }).waitFor({ timeout: 15_000 });
+    expect(await dialog.isVisible()).toBe(false);
+    await expect.poll(() => shownQueue(page), { timeout: 15_000 }).not.toContain(target);
+    await screenshot(page, "reconcile-after-single-resolve");
+
+    // Stored: the outcome, the resolution with its reason, one audit event naming the operator.
+    const stored = await operation(target);
+    expect(stored.state).toBe("failed");
+    expect(stored.resolution).toMatchObject({ outcome: "failed", reason, by: `user:${operator.email}` });
+    const events = await resolvedEvents(target);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ actor: `user:${operator.email}`, reason });
+
+    // The trace: a resolution entry with the reason, the resolution panel, no resolve button any more.
+    await notice(page).getByRole("link", { name: target }).click();
+    await page.waitForURL((url) => url.pathname === `/t/acme/operations/${target}`);
+    const timeline = page.getByRole("list", { name: "Operation timeline" });
+    await timeline.waitFor();
+    const entry = timeline.locator("li").filter({ hasText: "Resolved: failed" });
+    expect(await entry.count()).toBe(1);
+    expect(await entry.textContent()).toContain(reason);
+    expect(await entry.textContent()).toContain(operator.email);
+    const panel = page.getByRole("region", { name: "Resolution" });
+    expect(await panel.textContent()).toContain(reason);
+    expect(await page.getByRole("button", { name: /^Resolve/ }).count()).toBe(0);
+    await screenshot(page, "trace-after-resolve");
+
+    // The audit log: the operation.resolved event with the operator's email and the reason.
+    await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: "Audit log" }).click();
+    await page.waitForURL((url) => url.pathname === "/t/acme/audit");
+    await page.getByRole("button", { name: "Resolutions" }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get("action"), { timeout: 10_000 }).toBe("operation.resolved");
+    const row = page.locator(`tr#event-${events[0]!.id}`);
+    await row.waitFor({ timeout: 15_000 });
+    expect(await row.locator("td.actor").textContent()).toContain(operator.email);
+    expect(await row.getByRole("cell").nth(2).textContent()).toBe("operation.resolved");
+    expect(await row.locator("td.target").textContent()).toContain(target);
+    expect(await row.locator("td.reason").textContent()).toContain(reason);
+    await screenshot(page, "audit-log-resolved");
+    await context.close();
+  });
+
+  it("bulk-resolves the selected rows with one outcome and one reason: 'N resolved', and they leave the queue", async () => {
+    const context = await newContext();
+    const page = await openQueue(context, operator);
+    const queue = await queueInDb();
+    const chosen = queue.slice(0, 3);
+
+    // "Select all" selects every row of the page; the count says so; clearing empties it.
+    await page.getByRole("checkbox", { name: "Select all rows on this page" }).check();
+    await page.getByRole("toolbar", { name: "Bulk actions" }).getByText(`${queue.length} selected`).waitFor();
+    await page.getByRole("button", { name: "Clear selection" }).click();
+    expect(await page.getByRole("button", { name: "Resolve selected…" }).isDisabled()).toBe(true);
+
+    for (const id of chosen) await page.getByRole("checkbox", { name: `Select ${id}` }).check();
+    await page.getByRole("toolbar", { name: "Bulk actions" }).getByText("3 selected").waitFor();
+    await page.getByRole("button", { name: "Resolve selected…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Resolve 3 operations" });
+    await dialog.waitFor();
+    await dialog.getByRole("radio", { name: /^Succeeded/ }).check();
+    const reason = "Provider dashboard shows all three charges captured.";
+    await dialog.getByLabel("Reason (required)").fill(reason);
+    await screenshot(page, "reconcile-bulk-dialog");
+    await dialog.getByRole("button", { name: "Resolve 3" }).click();
+
+    await notice(page).filter({ hasText: "3 resolved." }).waitFor({ timeout: 15_000 });
+    await expect.poll(() => shownQueue(page), { timeout: 15_000 }).toEqual(queue.slice(3));
+    await screenshot(page, "reconcile-after-bulk-resolve");
+    for (const id of chosen) {
+      expect((await operation(id)).state).toBe("succeeded");
+      expect(await resolvedEvents(id)).toMatchObject([{ actor: `user:${operator.email}`, reason }]);
+    }
+    await context.close();
+  });
+
+  it("skips, and reports, a selected row that someone resolved through the API meanwhile; it never overwrites it", async () => {
+    const context = await newContext();
+    const page = await openQueue(context, operator);
+    const queue = await queueInDb();
+    const chosen = queue.slice(0, 3);
+    const raced = chosen[1]!;
+
+    for (const id of chosen) await page.getByRole("checkbox", { name: `Select ${id}` }).check();
+    await page.getByRole("button", { name: "Resolve selected…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Resolve 3 operations" });
+    await dialog.waitFor();
+    await dialog.getByRole("radio", { name: /^Retry allowed/ }).check();
+    await dialog.getByLabel("Reason (required)").fill("No charge at the provider: let the agent try again.");
+
+    // While the dialog is open, an admin key settles one of them.
+    const apiReason = "provider webhook arrived late: charge ch_9 captured";
+    const viaApi = await call(app.baseUrl, "POST", `/api/v1/operations/${raced}/resolve`, { key: acme.admin, body: { outcome: "succeeded", reason: apiReason } });
+    expect(viaApi.status, viaApi.text).toBe(200);
+
+    await dialog.getByRole("button", { name: "Resolve 3" }).click();
+    const summary = notice(page).filter({ hasText: "2 resolved" });
+    await summary.waitFor({ timeout: 15_000 });
+    expect(await summary.locator("strong").textContent()).toMatch(/^2 resolved, 1 skipped \(already resolved by acme-admin\b.*\)\.$/);
+    expect(await summary.getByRole("listitem").count()).toBe(1);
+    expect(await summary.getByRole("listitem").textContent()).toContain(raced);
+    await expect.poll(() => shownQueue(page), { timeout: 15_000 }).toEqual(queue.slice(3));
+    await screenshot(page, "reconcile-bulk-with-skip");
+
+    // The API's resolution stands; the other two went back to pending for a retry.
+    expect(await operation(raced)).toMatchObject({ state: "succeeded", resolution: { outcome: "succeeded", reason: apiReason } });
+    expect((await resolvedEvents(raced)).map((e) => e.actor)).toEqual([expect.stringMatching(/^api-key:/)]);
+    for (const id of [chosen[0]!, chosen[2]!]) expect((await operation(id)).state).toBe("pending");
+    await context.close();
+  });
+});
+
+describe("reconcile queue (viewer)", () => {
+  it("shows the queue and the trace without any resolve control, and the server refuses a resolve forged from the viewer's session", async () => {
+    const context = await newContext();
+    const page = await openQueue(context, viewer);
+    const queue = await queueInDb();
+    expect(queue.length).toBeGreaterThan(0);
+
+    expect(await shownQueue(page)).toEqual(queue);
+    expect(await queueTable(page).getByRole("checkbox").count()).toBe(0);
+    expect(await page.getByRole("checkbox").count()).toBe(0);
+    expect(await page.getByRole("button", { name: /Resolve/ }).count()).toBe(0);
+    expect(await page.getByRole("toolbar", { name: "Bulk actions" }).count()).toBe(0);
+    await screenshot(page, "reconcile-queue-viewer");
+
+    const target = queue[0]!;
+    await queueTable(page).getByRole("link", { name: target }).click();
+    await page.waitForURL((url) => url.pathname === `/t/acme/operations/${target}`);
+    await page.getByRole("list", { name: "Operation timeline" }).waitFor();
+    expect(await page.getByRole("button", { name: /Resolve/ }).count()).toBe(0);
+    await screenshot(page, "trace-unknown-viewer");
+
+    // The buttons are hidden; the server must refuse anyway. Same origin, real session cookie.
+    const before = await operation(target);
+    const auditBefore = await app.db.auditEvent.count({ where: { tenantId: acme.tenantId } });
+    const forged = await page.evaluate(async ({ id }) => {
+      const post = async (path: string, body: unknown) => {
+        const res = await fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+        return { status: res.status, type: res.headers.get("content-type"), body: (await res.json()) as { code?: string } };
+      };
+      return {
+        one: await post(`/api/console/acme/operations/${encodeURIComponent(id)}/resolve`, { outcome: "failed", reason: "forged" }),
+        bulk: await post("/api/console/acme/operations/resolve-bulk", { operationIds: [id], outcome: "failed", reason: "forged" }),
+      };
+    }, { id: target });
+    for (const res of [forged.one, forged.bulk]) {
+      expect(res.status).toBe(403);
+      expect(res.type).toBe("application/problem+json");
+      expect(res.body.code).toBe("forbidden");
+    }
+    const after = await operation(target);
+    expect(after.state).toBe("unknown");
+    expect(after.resolution).toEqual(before.resolution);
+    expect(after.updatedAt).toEqual(before.updatedAt);
+    expect(await resolvedEvents(target)).toHaveLength(0);
+    expect(await app.db.auditEvent.count({ where: { tenantId: acme.tenantId } })).toBe(auditBefore);
+    await context.close();
+  });
+});
