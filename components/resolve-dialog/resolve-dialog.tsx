@@ -29,6 +29,7 @@ export function ResolveDialog(props: {
 }) {
   const { tenant, operationIds, open, onClose, onResolved } = props;
   const ref = useRef<HTMLDialogElement>(null);
+  const reasonRef = useRef<HTMLTextAreaElement>(null);
   const id = useId();
   const [outcome, setOutcome] = useState<Outcome | "">("");
   const [reason, setReason] = useState("");
@@ -66,9 +67,12 @@ export function ResolveDialog(props: {
     const parsed = resolveRequestSchema.safeParse(body);
     if (!outcome || !parsed.success) {
       const issues = parsed.success ? [] : parsed.error.issues;
+      const reasonMissing = issues.some((i) => i.path[0] === "reason");
+      // Put the person where the problem is, rather than leaving focus on the button.
+      if (outcome && reasonMissing) reasonRef.current?.focus();
       setErrors({
         outcome: outcome ? undefined : "Choose what happened.",
-        reason: issues.some((i) => i.path[0] === "reason") ? "A reason is required: say what you checked." : undefined,
+        reason: reasonMissing ? "A reason is required: say what you checked." : undefined,
         form: issues.find((i) => i.path[0] !== "reason" && i.path[0] !== "outcome")?.message,
       });
       return;
@@ -141,25 +145,26 @@ export function ResolveDialog(props: {
           </label>
         ) : null}
         <label>
-          Evidence note (optional)
-          <textarea value={evidence} onChange={(e) => setEvidence(e.target.value)} maxLength={4000} placeholder="What you saw: a dashboard link, a log line, a provider request id" />
-        </label>
-        <label>
           Reason (required)
           <textarea
+            ref={reasonRef}
             value={reason}
             onChange={(e) => setReason(e.target.value)}
             maxLength={2000}
             required
             aria-invalid={Boolean(errors.reason)}
             aria-describedby={errors.reason ? `${id}-reason-error` : undefined}
-            placeholder="Why this outcome: what you checked and where"
+            placeholder="Why this outcome: what you checked and where (agents can read it in the status view)"
           />
-          {errors.reason ? (
-            <span id={`${id}-reason-error`} className="field-error">
-              {errors.reason}
-            </span>
-          ) : null}
+        </label>
+        {errors.reason ? (
+          <span id={`${id}-reason-error`} className="field-error">
+            {errors.reason}
+          </span>
+        ) : null}
+        <label>
+          Evidence note (optional)
+          <textarea value={evidence} onChange={(e) => setEvidence(e.target.value)} maxLength={4000} placeholder="What you saw: a dashboard link, a log line, a provider request id" />
         </label>
         {errors.form ? (
           <div className="error" role="alert">

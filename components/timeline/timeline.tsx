@@ -63,6 +63,8 @@ function Field({ field, now }: { field: TraceField; now: number }) {
           <>
             <span className="mono">{utcDateTime(field.value)}</span> <span className="muted">(<TimeAgo at={field.value} now={now} />)</span>
           </>
+        ) : field.format === "clock" ? (
+          <span className="mono">{utcDateTime(field.value)}</span>
         ) : field.format === "mono" ? (
           <code>{field.value}</code>
         ) : (

@@ -11,7 +11,8 @@ import type { Db } from "@/lib/db";
 
 export type TraceTone = "ok" | "bad" | "warn" | "info";
 export type TraceActor = { id: string; label: string };
-export type TraceField = { label: string; value: string; format?: "mono" | "time" };
+// "time": absolute and relative ("in 10 min"); "clock": absolute only, for moments that no longer matter relative to now.
+export type TraceField = { label: string; value: string; format?: "mono" | "time" | "clock" };
 export type TraceAudit = { id: string; at: string; actor: TraceActor; action: string; reason: string | null; before: unknown; after: unknown };
 export type TraceEntry = {
   key: string;
@@ -239,7 +240,7 @@ const attemptsSource = defineSource({
           actor: ctx.actorOfAttempt(a),
           fields: [
             ...field("Fencing token", a.fencingToken.toString(), "mono"),
-            ...field(a.outcome === null ? "Lease expires" : "Lease was until", a.leaseExpiresAt.toISOString(), "time"),
+            ...(a.outcome === null ? field("Lease expires", a.leaseExpiresAt.toISOString(), "time") : field("Lease was until", a.leaseExpiresAt.toISOString(), "clock")),
             ...field("Workflow", a.workflowId, "mono"),
             ...field("Trace id", a.traceId, "mono"),
             ...(isClaim ? field("Key digest", ctx.op.keyDigest.slice(0, 16), "mono") : []),

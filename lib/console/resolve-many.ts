@@ -101,7 +101,7 @@ async function describeSkipped(options: { db: Db; tenantId: string }, results: R
     row.resolvedVia = resolution?.via ?? null;
     row.resolvedAt = resolution?.at ? new Date(resolution.at).toISOString() : null;
     row.detail = resolution?.by
-      ? `Already resolved (${row.state}) by ${label(resolution.by)}${resolution.via ? ` via ${resolution.via}` : ""}.`
+      ? `Already resolved (${row.state}) by ${label(resolution.by)}${resolution.via && resolution.via !== "operator" ? ` via ${resolution.via}` : ""}.`
       : `Not resolvable any more: it is ${row.state} now.`;
   }
 }

@@ -53,7 +53,7 @@ export function AuditFilters() {
       <form className="toolbar audit-filters" role="search" aria-label="Filter the audit log" aria-busy={pending || undefined} onSubmit={submit}>
         <label>
           Action
-          <input type="text" list="audit-actions" value={draft.action} onChange={(e) => set("action", e.target.value)} placeholder="operation." size={16} />
+          <input type="text" list="audit-actions" value={draft.action} onChange={(e) => set("action", e.target.value)} placeholder="operation." size={20} />
           <datalist id="audit-actions">
             {knownAuditActions.map((a) => (
               <option key={a} value={a} />
@@ -62,7 +62,7 @@ export function AuditFilters() {
         </label>
         <label>
           Actor
-          <input type="text" value={draft.actor} onChange={(e) => set("actor", e.target.value)} placeholder="user: or api-key:" size={16} />
+          <input type="text" value={draft.actor} onChange={(e) => set("actor", e.target.value)} placeholder="user: or api-key:" size={20} />
         </label>
         <label>
           Target type
@@ -77,7 +77,7 @@ export function AuditFilters() {
         </label>
         <label>
           Target id
-          <input type="text" value={draft.target} onChange={(e) => set("target", e.target.value)} placeholder="op_… (exact)" size={16} spellCheck={false} />
+          <input type="text" value={draft.target} onChange={(e) => set("target", e.target.value)} placeholder="op_… (exact)" size={20} spellCheck={false} />
         </label>
         <label>
           From (UTC)
