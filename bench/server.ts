@@ -7,10 +7,11 @@ import path from "node:path";
 
 export type BenchServer = { baseUrl: string; pid: number; logs: string[]; stop: () => Promise<void> };
 
-export async function startServer(options: { databaseUrl: string; distDir: string; secret: string }): Promise<BenchServer> {
+// nodeArgs: extra flags for node itself (e.g. --cpu-prof to see where a request's time goes).
+export async function startServer(options: { databaseUrl: string; distDir: string; secret: string; nodeArgs?: string[] }): Promise<BenchServer> {
   const port = await freePort();
   const bin = path.resolve("node_modules", "next", "dist", "bin", "next");
-  const child = spawn(process.execPath, [bin, "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), bin, "start", "-p", String(port), "-H", "127.0.0.1"], {
     env: {
       ...process.env,
       NODE_ENV: "production",

@@ -19,7 +19,9 @@ export function ensureBuild(options: { distDir?: string; log?: (msg: string) => 
   const isCurrent = () =>
     existsSync(path.join(dir, "BUILD_ID")) && readStamp(path.join(dir, "tollgate-inputs.sha256")) === digest;
   if (isCurrent()) return { built: false, distDir };
-  return withLock(`${dir}.build-lock`, () => {
+  // One lock for every build folder: builds also rewrite and restore tsconfig.json, which
+  // all of them share.
+  return withLock(path.join(projectRoot, ".tollgate", "next-build.lock"), () => {
     if (isCurrent()) return { built: false, distDir };
     log(`Building the app (next build into ${distDir}); this happens only when the sources change…`);
     // Next adds the build folder's type paths to tsconfig.json; a test build folder must not

@@ -27,7 +27,9 @@ const columns: [string, (row: OperationRow) => string | number | null][] = [
 
 // Every operation matching the view's filters, in the view's order, as CSV (RFC 4180, CRLF).
 // A pull stream: each read fetches the next keyset batch, so memory holds one batch however
-// many rows there are, and a client that stops reading stops the queries.
+// many rows there are, and a client that stops reading stops the queries. Batches are separate
+// statements, not one snapshot: a row that changes meanwhile (sorted by "updated") may move
+// past the cursor; sorted by "created" (the default) every row appears exactly once.
 export function exportOperationsCsv(options: { db: Db; tenantId: string; query: OperationsQuery; batchSize?: number }): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
   const batchSize = options.batchSize ?? 1000;

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db";
 import { Prisma } from "@/lib/generated/prisma/client";
-import { sha256Hex } from "@/lib/crypto/digest";
 import { operationsFirstPage, type OperationsQuery, type OperationSortColumn } from "@/lib/console/operations-query";
 
 export type OperationRow = {
@@ -56,22 +55,27 @@ export async function listOperations(options: { db: Db; tenantId: string; query:
     // Walked back past the start: show a full first page instead of a short one.
     if (!more) return listOperations({ ...options, query: { ...query, ...operationsFirstPage } });
   }
-  const cursorOf = (row: OperationRow | undefined) => (row ? encodeCursor(query, row) : null);
-  return {
-    now: new Date(),
-    rows,
-    nextCursor: built.backwards || more ? cursorOf(rows.at(-1)) : null,
-    prevCursor: built.backwards ? (more ? cursorOf(rows[0]) : null) : built.cursor ? cursorOf(rows[0]) : null,
-    total,
-  };
+  const cursorOf = (row: OperationRow | undefined) => (row ? operationsCursor(query, row) : null);
+  const nextCursor = built.backwards || more ? cursorOf(rows.at(-1)) : null;
+  const prevCursor = built.backwards ? (more ? cursorOf(rows[0]) : null) : built.cursor ? cursorOf(rows[0]) : null;
+  // One page holds everything: that is the exact total, whatever the estimate said.
+  const single = total && !nextCursor && !prevCursor ? { kind: "exact" as const, n: rows.length } : total;
+  return { now: new Date(), rows, nextCursor, prevCursor, total: single };
 }
 
-export type BuiltOperationsQuery = { page: Prisma.Sql; count: Prisma.Sql; estimate: Prisma.Sql; countable: boolean; backwards: boolean; cursor: Cursor | null };
+export type BuiltOperationsQuery = { filter: Prisma.Sql; page: Prisma.Sql; count: Prisma.Sql; estimate: Prisma.Sql; countable: boolean; backwards: boolean; cursor: Cursor | null };
 
 // The SQL of one page, exported for the benchmark's EXPLAIN and for the CSV export's batches.
 export function buildOperationsQuery(options: { tenantId: string; query: OperationsQuery; limit: number }): BuiltOperationsQuery {
   const { query } = options;
   const where = filterSql(options.tenantId, query);
+  // A search matches a handful of rows through its own indexes (a BitmapOr); fence it in a
+  // materialized CTE so the planner never prefers walking the sort index while it filters
+  // (it cannot estimate result->>'resourceId' and would, at a million rows, read them all).
+  const q = query.q.trim();
+  const search = q ? searchSql(q) : null;
+  const head = search ? Prisma.sql`WITH matches AS MATERIALIZED (SELECT * FROM operation WHERE tenant_id = ${options.tenantId} AND ${search}) ` : Prisma.empty;
+  const from = search ? Prisma.raw("matches") : Prisma.raw("operation");
   const backwards = Boolean(query.before) && !query.after;
   const cursor = decodeCursor(query, backwards ? query.before : query.after);
   const column = sortSql[query.sort];
@@ -83,20 +87,21 @@ export function buildOperationsQuery(options: { tenantId: string; query: Operati
       ? Prisma.sql` AND (${column}, id) < (${cursor.at}::timestamptz, ${cursor.id})`
       : Prisma.sql` AND (${column}, id) > (${cursor.at}::timestamptz, ${cursor.id})`
     : Prisma.empty;
-  const page = Prisma.sql`
+  const page = Prisma.sql`${head}
     SELECT id, tool, principal, state::text AS state, attempt_count, max_attempts, conflict_count, mismatch_count, replay_count,
       created_at, updated_at, completed_at, result ->> 'resourceId' AS resource_id, workflow_id, trace_id, key_digest, downstream_key,
       error ->> 'code' AS error_code
-    FROM operation
+    FROM ${from}
     WHERE ${where}${keyset}
     ORDER BY ${column} ${order}, id ${order}
     LIMIT ${options.limit + 1}`;
   // Counting walks an index only when one index covers every filter; otherwise ask the planner.
   const equalities = [query.state.length > 0, Boolean(query.tool.trim()), Boolean(query.principal.trim())].filter(Boolean).length;
-  const countable = Boolean(query.q.trim()) || (!query.conflicts && equalities <= 1);
+  const countable = Boolean(search) || (!query.conflicts && equalities <= 1);
   return {
+    filter: search ? Prisma.sql`${where} AND ${search}` : where,
     page,
-    count: Prisma.sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM operation WHERE ${where} LIMIT ${COUNT_CAP + 1}) s`,
+    count: Prisma.sql`${head}SELECT count(*)::int AS n FROM (SELECT 1 FROM ${from} WHERE ${where} LIMIT ${COUNT_CAP + 1}) s`,
     estimate: Prisma.sql`EXPLAIN (FORMAT JSON) SELECT 1 FROM operation WHERE ${where}`,
     countable,
     backwards,
@@ -125,21 +130,20 @@ function filterSql(tenantId: string, query: OperationsQuery): Prisma.Sql {
   if (query.from) parts.push(Prisma.sql`created_at >= ${query.from}::timestamptz`);
   if (query.to) parts.push(Prisma.sql`created_at < ${query.to}::timestamptz`);
   if (query.conflicts) parts.push(Prisma.sql`conflict_count > 0`);
-  const q = query.q.trim();
-  if (q) parts.push(searchSql(q));
   return Prisma.join(parts, " AND ");
 }
 
-// The search box: an operation id, a downstream key, a resource id, a key digest or its hex
-// prefix (8+ characters), or the raw Idempotency-Key itself, hashed here exactly as the claim
-// hashes it (the raw key is never stored). Each arm has an index; PostgreSQL ORs the bitmaps.
+// The search box: an operation id, a downstream key, a resource id, or a key digest or its hex
+// prefix (8+ characters). Not the raw Idempotency-Key: typed here it would travel in the URL,
+// browser history and saved views, and raw keys are never stored or logged. Each arm has an
+// index; PostgreSQL ORs the bitmaps.
+// The other filters apply on top of the matches.
 function searchSql(q: string): Prisma.Sql {
   const arms = [Prisma.sql`id = ${q}`, Prisma.sql`downstream_key = ${q}`, Prisma.sql`(result ->> 'resourceId') = ${q}`];
   const hex = q.toLowerCase();
   if (/^[0-9a-f]{64}$/.test(hex)) arms.push(Prisma.sql`key_digest = ${hex}`);
   // Every digest starting with the prefix sorts between the prefix and prefix + "g" (hex only).
   else if (/^[0-9a-f]{8,63}$/.test(hex)) arms.push(Prisma.sql`(key_digest >= ${hex} AND key_digest < ${`${hex}g`})`);
-  arms.push(Prisma.sql`key_digest = ${sha256Hex(q)}`);
   return Prisma.sql`(${Prisma.join(arms, " OR ")})`;
 }
 
@@ -148,7 +152,8 @@ type Cursor = { at: string; id: string };
 // A cursor names its sort, so a link whose sort was edited by hand starts again at page 1.
 const cursorSchema = z.tuple([z.enum(["created", "updated"]), z.enum(["asc", "desc"]), z.iso.datetime(), z.string().min(1).max(100)]);
 
-function encodeCursor(query: OperationsQuery, row: OperationRow): string {
+// Exported for the benchmark, which starts its deep pages from a row it picked.
+export function operationsCursor(query: OperationsQuery, row: Pick<OperationRow, "id" | "createdAt" | "updatedAt">): string {
   const at = query.sort === "updated" ? row.updatedAt : row.createdAt;
   return Buffer.from(JSON.stringify([query.sort, query.dir, at.toISOString(), row.id])).toString("base64url");
 }

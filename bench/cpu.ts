@@ -1,0 +1,91 @@
+import { readFileSync, readdirSync } from "node:fs";
+import type pg from "pg";
+
+// Where the CPU went during one measurement, from /proc: the Next server (and its children),
+// the PostgreSQL backends of the bench database plus PostgreSQL's shared helpers (WAL writer,
+// checkpointer…), the load generator, and everything else on the machine ("others": another
+// build or test run would show up there and make the figures suspect).
+
+const TICKS_PER_SECOND = 100;
+
+type Snapshot = { at: number; busy: number; procs: Map<number, { ticks: number; comm: string; ppid: number }> };
+
+function readStat(pid: number): { ticks: number; comm: string; ppid: number } | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const close = text.lastIndexOf(")");
+    const comm = text.slice(text.indexOf("(") + 1, close);
+    const fields = text.slice(close + 2).split(" ");
+    // fields[0] is field 3 (state): utime is field 14, stime 15, ppid 4.
+    return { ticks: Number(fields[11]) + Number(fields[12]), comm, ppid: Number(fields[1]) };
+  } catch {
+    return null;
+  }
+}
+
+function snapshot(): Snapshot {
+  const procs = new Map<number, { ticks: number; comm: string; ppid: number }>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readStat(Number(name));
+    if (stat) procs.set(Number(name), stat);
+  }
+  // user nice system idle iowait irq softirq steal …: processes' time plus the hypervisor's
+  // steal (another VM on the host is interference too); interrupts are left out, they are
+  // mostly our own loopback traffic and no process is charged for them.
+  const [user = 0, nice = 0, system = 0, , , , , steal = 0] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { at: performance.now(), busy: user + nice + system + steal, procs };
+}
+
+export type CpuShares = {
+  // CPU seconds per second of wall time (2.0 = both cores busy), by consumer.
+  server: number;
+  postgres: number;
+  client: number;
+  others: number;
+};
+
+export class CpuSampler {
+  private start: Snapshot | null = null;
+
+  begin(): void {
+    this.start = snapshot();
+  }
+
+  // serverPid: the next start process; clientPid: wrk or the floor process; databaseName: our backends.
+  async end(options: { pool: pg.Pool; databaseName: string; serverPid: number; clientPid: number }): Promise<CpuShares> {
+    const end = snapshot();
+    const start = this.start ?? end;
+    const { rows } = await options.pool.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1 OR (datname IS NULL AND backend_type <> 'client backend')",
+      [options.databaseName],
+    );
+    const ours = new Set(rows.map((r) => r.pid));
+    const descendants = (root: number) => {
+      const set = new Set<number>([root]);
+      for (let grew = true; grew; ) {
+        grew = false;
+        for (const [pid, p] of end.procs) {
+          if (!set.has(pid) && set.has(p.ppid)) {
+            set.add(pid);
+            grew = true;
+          }
+        }
+      }
+      return set;
+    };
+    const serverPids = descendants(options.serverPid);
+    const clientPids = descendants(options.clientPid);
+    const delta = (pid: number) => (end.procs.get(pid)?.ticks ?? 0) - (start.procs.get(pid)?.ticks ?? 0);
+    const sum = (pids: Iterable<number>) => [...pids].reduce((a, pid) => a + Math.max(0, delta(pid)), 0);
+    const seconds = (end.at - start.at) / 1000;
+    const perSecond = (ticks: number) => ticks / TICKS_PER_SECOND / seconds;
+    // The bench process itself (idle while wrk runs) counts as client, not as others.
+    const benchPids = descendants(process.pid);
+    const server = perSecond(sum(serverPids));
+    const postgres = perSecond(sum(ours));
+    const client = perSecond(sum(new Set([...clientPids, ...benchPids].filter((p) => !serverPids.has(p)))));
+    const busy = perSecond(end.busy - start.busy);
+    return { server, postgres, client, others: Math.max(0, busy - server - postgres - client) };
+  }
+}
