@@ -1,3 +1,4 @@
+import { cache } from "react";
 import { getServerSession } from "next-auth";
 import { db } from "@/lib/db";
 import { authOptions } from "@/lib/auth/auth-options";
@@ -13,8 +14,11 @@ export type ConsoleUser = {
 };
 
 // The signed-in person, read fresh from the database on every request (role, memberships,
-// disabled), or null. Callers decide whether that means a redirect or a 401.
-export async function currentConsoleUser(): Promise<ConsoleUser | null> {
+// disabled), or null. Callers decide whether that means a redirect or a 401. cache() makes
+// the layout and the page of one render share a single lookup.
+export const currentConsoleUser = cache(readConsoleUser);
+
+async function readConsoleUser(): Promise<ConsoleUser | null> {
   const session = (await getServerSession(authOptions())) as { uid?: string } | null;
   if (!session?.uid) return null;
   const user = await db().user.findUnique({

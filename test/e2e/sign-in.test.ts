@@ -2,16 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { startTestApp, seedTenant, type TestApp, type TenantKeys } from "../support/test-app";
 import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { call, claim } from "../support/http";
 
 let app: TestApp;
 let browser: Browser;
 let acme: TenantKeys;
+let globex: TenantKeys;
 let login: ConsoleLogin;
 
 beforeAll(async () => {
   app = await startTestApp();
   acme = await seedTenant(app.db, "acme");
-  await seedTenant(app.db, "globex");
+  globex = await seedTenant(app.db, "globex");
   login = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
   browser = await launchBrowser();
 });
@@ -59,6 +61,16 @@ describe("console sign-in", () => {
     const response = await page.goto(`${app.baseUrl}/t/globex`);
     expect(response?.status()).toBe(404);
     expect(acme.tenantId).toBeTruthy();
+
+    // Globex's operation, looked up under acme (where the user is a member): a real 404 status too.
+    await call(app.baseUrl, "PUT", "/api/v1/tools/tickets.create", { key: globex.admin, body: {} });
+    const claimed = await claim(app.baseUrl, globex.agent, "globex-key-1", { tool: "tickets.create", args: { title: "x" } });
+    expect(claimed.status).toBe(201);
+    const trace = await page.goto(`${app.baseUrl}/t/acme/operations/${claimed.body.operationId}`);
+    expect(trace?.status()).toBe(404);
+    await expect(page.getByText("Operation not found").first().textContent()).resolves.toContain("Operation not found");
+    const missing = await page.goto(`${app.baseUrl}/t/acme/operations/op_does_not_exist`);
+    expect(missing?.status()).toBe(404);
     await context.close();
   });
 });
