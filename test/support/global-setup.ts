@@ -16,7 +16,10 @@ declare module "vitest" {
 // Once per run: a PostgreSQL server (DATABASE_URL's, or an embedded one), one migrated
 // template database that every test file clones, and an up-to-date `next build`.
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const log = (msg: string) => process.stdout.write(`[setup] ${msg}\n`);
+  // PostgreSQL's routine lines (checkpoints, shutdown) would land after the closing summary line.
+  const log = (msg: string) => {
+    if (!msg.startsWith("postgres: ") || /\b(ERROR|FATAL|PANIC)\b/.test(msg)) process.stdout.write(`[setup] ${msg}\n`);
+  };
   let stopEmbedded: (() => Promise<void>) | undefined;
   let serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
