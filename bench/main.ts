@@ -109,6 +109,7 @@ async function protocol(parsed: Parsed): Promise<number> {
     `${run.machine.cpus} CPUs, Node ${run.machine.node}, PostgreSQL ${run.machine.postgres}; wrk, ${parsed.options.seconds} s per run after ${parsed.options.warmupSeconds} s warm-up; ` +
       `load average before ${run.machine.loadBefore.map((l) => l.toFixed(2)).join(" ")}, after ${run.machine.loadAfter.map((l) => l.toFixed(2)).join(" ")}`,
   );
+  out(`PostgreSQL shared_buffers ${run.machine.sharedBuffers}; operation + attempt tables with indexes at each size: ${run.rounds.map((r) => `${sizeLabel(r.size)} ${r.operationMb + r.attemptMb} MB`).join(", ")}`);
   if (run.seeding.length) out(`seeding: ${run.seeding.map((s) => `${sizeLabel(s.size)} in ${s.seconds.toFixed(1)} s`).join(", ")}`);
   out();
   out(table(run, baseline));

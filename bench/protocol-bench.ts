@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -61,11 +61,15 @@ export type ProtocolRun = {
   startedAt: string;
   finishedAt: string;
   totalSeconds: number;
-  machine: { cpus: number; loadBefore: number[]; loadAfter: number[]; node: string; postgres: string };
+  machine: { cpus: number; loadBefore: number[]; loadAfter: number[]; node: string; postgres: string; sharedBuffers: string };
   options: ProtocolOptions;
   seeding: { size: number; seconds: number; steps: Record<string, number> }[];
+  // At the start of each size: the table, and the server's memory (a growing heap would show here).
+  rounds: Round[];
   measurements: Measurement[];
 };
+
+export type Round = { size: number; rowsAtStart: number; operationMb: number; attemptMb: number; serverRssMb: number; serverHeapMb: number };
 
 const POOL_SIZE = 1000;
 // Cores other processes may use during a measurement before it counts as disturbed.
@@ -104,7 +108,11 @@ export async function runProtocolBench(options: ProtocolOptions, log: (msg: stri
     const world = await prepareWorld(databaseUrl);
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2, application_name: "tollgate-bench" });
     cleanups.push(() => pool.end());
-    const postgresVersion = (await pool.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0]?.v ?? "?";
+    const settings = (
+      await pool.query<{ version: string; shared_buffers: string }>(
+        "SELECT current_setting('server_version') AS version, current_setting('shared_buffers') AS shared_buffers",
+      )
+    ).rows[0];
 
     // The pools replays and 409s cycle over: succeeded operations, and ones whose 3600 s lease is live.
     await succeededBatch(pool, world, "replay-", POOL_SIZE);
@@ -118,6 +126,7 @@ export async function runProtocolBench(options: ProtocolOptions, log: (msg: stri
     const ctx: Ctx = { world, pool, server, dbName, secret, scratch, options, log, runId: randomBytes(4).toString("hex"), liveRps: new Map(), lastFloorClaimRps: new Map() };
     await warmUpServer(ctx);
     const measurements: Measurement[] = [];
+    const rounds: Round[] = [];
     const seeding: ProtocolRun["seeding"] = [];
     let seeded = 0;
     for (const size of options.sizes) {
@@ -128,16 +137,22 @@ export async function runProtocolBench(options: ProtocolOptions, log: (msg: stri
         log(`  seeded in ${seconds.toFixed(1)} s (${Object.entries(steps).map(([k, v]) => `${k} ${v.toFixed(1)} s`).join(", ")})`);
         seeded = size;
       }
-      measurements.push(...(await measureSize(ctx, size)));
+      const round = await describeRound(ctx, size);
+      rounds.push(round);
+      measurements.push(...(await measureSize(ctx, round)));
     }
     const finishedAt = new Date();
     return {
       startedAt: startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
       totalSeconds: (finishedAt.getTime() - startedAt.getTime()) / 1000,
-      machine: { cpus: cpus().length, loadBefore, loadAfter: loadavg(), node: process.version, postgres: postgresVersion },
+      machine: { cpus: cpus().length, loadBefore, loadAfter: loadavg(), node: process.version,
+        postgres: settings?.version ?? "?",
+        sharedBuffers: settings?.shared_buffers ?? "?",
+      },
       options,
       seeding,
+      rounds,
       measurements,
     };
   } finally {
@@ -182,9 +197,30 @@ async function warmUpServer(ctx: Ctx): Promise<void> {
   for (const run of runs) await runWrk({ url: server.baseUrl, ...run, connections: 16, seconds });
 }
 
-async function measureSize(ctx: Ctx, size: number): Promise<Measurement[]> {
+async function describeRound(ctx: Ctx, size: number): Promise<Round> {
   const rowsAtStart = await countOperations(ctx.pool);
-  ctx.log(`— ${size.toLocaleString("en")} seeded (${rowsAtStart.toLocaleString("en")} operations in the table)`);
+  const { rows } = await ctx.pool.query<{ operation: string; attempt: string }>(
+    "SELECT pg_total_relation_size('operation') AS operation, pg_total_relation_size('attempt') AS attempt",
+  );
+  const status = readFileSync(`/proc/${ctx.server.pid}/status`, "utf8");
+  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const round: Round = {
+    size,
+    rowsAtStart,
+    operationMb: Math.round(Number(rows[0]?.operation ?? 0) / 2 ** 20),
+    attemptMb: Math.round(Number(rows[0]?.attempt ?? 0) / 2 ** 20),
+    serverRssMb: Math.round(rssKb / 1024),
+    serverHeapMb: Math.round((await serverCounters(ctx.server.baseUrl)).heapUsedBytes / 2 ** 20),
+  };
+  ctx.log(
+    `— ${size.toLocaleString("en")} seeded: ${rowsAtStart.toLocaleString("en")} operations in the table ` +
+      `(operation ${round.operationMb} MB, attempt ${round.attemptMb} MB with indexes); server RSS ${round.serverRssMb} MB, heap ${round.serverHeapMb} MB`,
+  );
+  return round;
+}
+
+async function measureSize(ctx: Ctx, round: Round): Promise<Measurement[]> {
+  const { size, rowsAtStart } = round;
   const out: Measurement[] = [];
   for (const { id: scenario } of SCENARIOS) {
     for (const concurrency of ctx.options.concurrencies) {
@@ -297,7 +333,7 @@ async function measureFloor(ctx: Ctx, scenario: Scenario, concurrency: number, t
   if (scenario === "complete") {
     // The floor is usually faster than HTTP: size its batch on the floor's own claim rate (it
     // stops early, and the table says so, if it runs out anyway).
-    const perSecond = Math.max(httpRps * 3, (ctx.lastFloorClaimRps.get(concurrency) ?? 0) * 1.5, 300);
+    const perSecond = Math.max(httpRps * 3, (ctx.lastFloorClaimRps.get(concurrency) ?? 0) * 1.5, concurrency > 1 ? 2000 : 1000);
     job.completesFile = await completesFile(ctx, `floor-complete-${tag}`, Math.ceil(perSecond * (options.seconds + options.warmupSeconds)) + 200);
   }
   // In this process: it is idle while the floor runs, so its event loop is the floor's client.

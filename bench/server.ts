@@ -71,13 +71,15 @@ export async function freePort(): Promise<number> {
 
 // The server's own count of SQL statements and of requests per route (GET /api/metrics), so the
 // bench can print statements per request for each scenario.
-export async function serverCounters(baseUrl: string): Promise<{ dbQueries: number; requests: number }> {
+export async function serverCounters(baseUrl: string): Promise<{ dbQueries: number; requests: number; heapUsedBytes: number }> {
   const text = await (await fetch(`${baseUrl}/api/metrics`)).text();
   let dbQueries = 0;
   let requests = 0;
+  let heapUsedBytes = 0;
   for (const line of text.split("\n")) {
     if (line.startsWith("tollgate_db_queries_total ")) dbQueries = Number(line.split(" ")[1]);
+    if (line.startsWith("tollgate_nodejs_heap_size_used_bytes ")) heapUsedBytes = Number(line.split(" ")[1]);
     if (line.startsWith("tollgate_http_requests_total{")) requests += Number(line.split(" ").at(-1));
   }
-  return { dbQueries, requests };
+  return { dbQueries, requests, heapUsedBytes };
 }
