@@ -426,7 +426,6 @@ async function buildCases(db: Db, tenantId: string, rows: number): Promise<Case[
     { name: "search: downstream key", query: q(`q=${s.downstream_key}`), page: "1", sortLabel: "created ↓" },
     { name: "search: key digest (64 hex)", query: q(`q=${s.key_digest}`), page: "1", sortLabel: "created ↓" },
     { name: "search: key digest prefix (10 hex)", query: q(`q=${s.key_digest.slice(0, 10)}`), page: "1", sortLabel: "created ↓" },
-    { name: "search: raw Idempotency-Key (hashed)", query: q(`q=b-key-${s.g}`), page: "1", sortLabel: "created ↓" },
   ];
 }
 
