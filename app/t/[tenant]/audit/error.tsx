@@ -1,24 +1,8 @@
 "use client";
 
-// The audit log failed to load. Nothing was changed.
-export default function AuditError({ error, reset }: { error: Error & { digest?: string }; reset: () => void }) {
-  return (
-    <div className="stack" style={{ maxWidth: 560 }}>
-      <h1>Audit log</h1>
-      <div className="error" role="alert">
-        The audit log could not be loaded. Nothing was changed.
-        {error.digest ? (
-          <>
-            {" "}
-            Reference <code>{error.digest}</code>.
-          </>
-        ) : null}
-      </div>
-      <div className="row">
-        <button type="button" className="primary" onClick={reset}>
-          Try again
-        </button>
-      </div>
-    </div>
-  );
+import { PageError, type ErrorBoundaryProps } from "@/components/ui/page-error";
+
+// The audit log failed to load.
+export default function AuditError(props: ErrorBoundaryProps) {
+  return <PageError {...props} title="Audit log" message="The audit log could not be loaded." />;
 }

@@ -1,24 +1,8 @@
 "use client";
 
-// The users failed to load. Nothing was changed.
-export default function UsersError({ error, reset }: { error: Error & { digest?: string }; reset: () => void }) {
-  return (
-    <div className="stack" style={{ maxWidth: 560 }}>
-      <h1>Users</h1>
-      <div className="error" role="alert">
-        The users could not be loaded. Nothing was changed.
-        {error.digest ? (
-          <>
-            {" "}
-            Reference <code>{error.digest}</code>.
-          </>
-        ) : null}
-      </div>
-      <div className="row">
-        <button type="button" className="primary" onClick={reset}>
-          Try again
-        </button>
-      </div>
-    </div>
-  );
+import { PageError, type ErrorBoundaryProps } from "@/components/ui/page-error";
+
+// The users failed to load.
+export default function UsersError(props: ErrorBoundaryProps) {
+  return <PageError {...props} title="Users" message="The users could not be loaded." />;
 }
