@@ -4,6 +4,7 @@ import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { sha256Hex } from "@/lib/crypto/digest";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
 // One test per row of the claim table in AGENT-API.md ("Claim"), each asserting the answer
 // (status, code, headers) AND what the database holds afterwards, plus the scope rules
@@ -56,17 +57,6 @@ const auditOf = (operationId: string) =>
 const keyId = async (tenant: TenantKeys, principal: string) =>
   (await app.db.apiKey.findFirstOrThrow({ where: { tenantId: tenant.tenantId, principal } })).id;
 
-// Polls the database clock (the one the server decides with) until the lease is surely over.
-async function waitUntilLeaseExpired(operationId: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const rows = await app.db.$queryRaw<{ expired: boolean }[]>`
-      SELECT now() > lease_expires_at + interval '200 milliseconds' AS expired FROM operation WHERE id = ${operationId}`;
-    if (rows[0]?.expired) return;
-    if (Date.now() > deadline) throw new Error(`lease of ${operationId} did not expire in time`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function expectProblem(res: Reply, status: number, code: string): void {
   expect(res.status, res.text).toBe(status);
@@ -268,7 +258,7 @@ describe("claim: one test per row of the contract's table", () => {
     const tool = await createTool({ leaseSeconds: 1, takeover: "deduplicated", maxAttempts: 3 });
     const idem = newKey();
     const first = await claim(app.baseUrl, acme.agent, idem, { tool, args: { n: 4 } });
-    await waitUntilLeaseExpired(first.body.operationId);
+    await waitUntilLeaseExpired(app.db, first.body.operationId);
 
     const res = await claim(app.baseUrl, acme.agent, idem, { tool, args: { n: 4 } });
 
@@ -295,7 +285,7 @@ describe("claim: one test per row of the contract's table", () => {
     const tool = await createTool(policy);
     const idem = newKey();
     const first = await claim(app.baseUrl, acme.agent, idem, { tool, args: { n: 5 } });
-    await waitUntilLeaseExpired(first.body.operationId);
+    await waitUntilLeaseExpired(app.db, first.body.operationId);
 
     const res = await claim(app.baseUrl, acme.agent, idem, { tool, args: { n: 5 } });
 

@@ -4,6 +4,7 @@ import { createConsoleUser, type ConsoleLogin } from "../support/browser";
 import { anonymousConsole, signInConsole, type ConsoleClient } from "../support/console-session";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
 // The console's mutating routes at the HTTP level (issue 4: "Role checks on every mutating
 // route/action are also covered at the HTTP level"). Every request goes through next-auth's real
@@ -73,24 +74,13 @@ async function unknownByComplete(keys: TenantKeys = acme): Promise<string> {
 // The executor died holding a takeover-never lease; the next claim finds it expired.
 async function unknownByExpiredLease(): Promise<string> {
   const op = await claimNew(SHORT);
-  await waitUntilLeaseExpired(op.operationId);
+  await waitUntilLeaseExpired(app.db, op.operationId);
   const again = await claim(app.baseUrl, acme.agent, op.idem, { tool: op.tool, args: op.args });
   expect([again.status, again.body?.code]).toEqual([409, "outcome-unknown"]);
   expect((await operation(op.operationId)).state).toBe("unknown");
   return op.operationId;
 }
 
-// Polls the database's own clock (the one the SQL functions compare with), never a fixed sleep.
-async function waitUntilLeaseExpired(operationId: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const [row] = await app.db.$queryRaw<{ expired: boolean }[]>`
-      SELECT lease_expires_at <= now() AS expired FROM operation WHERE id = ${operationId}`;
-    if (row?.expired) return;
-    if (Date.now() > deadline) throw new Error(`lease of ${operationId} did not expire`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // ---- what is stored ----
 
@@ -273,7 +263,7 @@ describe("console: resolving one operation", () => {
   // AGENT-API.md: "only from unknown (or processing with an expired lease)".
   it("settles a processing operation whose lease expired, ending its attempt as lease_lost", async () => {
     const op = await claimNew(SHORT);
-    await waitUntilLeaseExpired(op.operationId);
+    await waitUntilLeaseExpired(app.db, op.operationId);
 
     const res = await as.operator.post(resolvePath(op.operationId), { outcome: "failed", reason: "provider shows no call" });
 

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
 // The lease-expiry scenario of the issue: worker A claims and stalls past its lease. With
 // takeover "deduplicated" worker B takes over and A's late report is fenced off; with
@@ -35,17 +36,6 @@ function complete(operationId: string, body: Record<string, unknown>): Promise<R
 const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
 const attemptsOf = (operationId: string) => app.db.attempt.findMany({ where: { operationId }, orderBy: { number: "asc" } });
 
-// Waits until the database clock (the server's) is 200 ms past the stored lease expiry.
-async function waitUntilLeaseExpired(operationId: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const rows = await app.db.$queryRaw<{ expired: boolean }[]>`
-      SELECT now() > lease_expires_at + interval '200 milliseconds' AS expired FROM operation WHERE id = ${operationId}`;
-    if (rows[0]?.expired) return;
-    if (Date.now() > deadline) throw new Error(`lease of ${operationId} did not expire in time`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function expectProblem(res: Reply, status: number, code: string): void {
   expect(res.status, res.text).toBe(status);
@@ -63,7 +53,7 @@ describe("lease expiry with takeover deduplicated", () => {
     expect(a.status, a.text).toBe(201);
     const operationId: string = a.body.operationId;
     // A stalls past its lease.
-    await waitUntilLeaseExpired(operationId);
+    await waitUntilLeaseExpired(app.db, operationId);
 
     // The same agent principal retries the same intent (same key, same args): worker B.
     const b = await claim(app.baseUrl, acme.agent, idem, { tool, args });
@@ -121,7 +111,7 @@ describe("lease expiry with takeover never", () => {
     const a = await claim(app.baseUrl, acme.agent, idem, { tool, args });
     expect(a.status, a.text).toBe(201);
     const operationId: string = a.body.operationId;
-    await waitUntilLeaseExpired(operationId);
+    await waitUntilLeaseExpired(app.db, operationId);
 
     const retry = await claim(app.baseUrl, acme.agent, idem, { tool, args });
 
@@ -148,7 +138,7 @@ describe("lease expiry with takeover never", () => {
     const tool = await createTool({ leaseSeconds: 1, takeover: "never" });
     const idem = `idem-${randomUUID()}`;
     const a = await claim(app.baseUrl, acme.agent, idem, { tool, args });
-    await waitUntilLeaseExpired(a.body.operationId);
+    await waitUntilLeaseExpired(app.db, a.body.operationId);
 
     const lateA = await complete(a.body.operationId, {
       fencingToken: a.body.attempt.fencingToken,

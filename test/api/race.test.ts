@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callProvider, startFakeProvider, type FakeProvider } from "../support/fake-provider";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
 // Two `next start` instances on ONE database: the only thing that can serialize claimants is
 // the database itself, which is what a horizontally scaled deployment relies on.
@@ -140,7 +141,7 @@ describe("concurrent claims over two instances on one database", () => {
     // The operator lengthens the lease for attempts started from now on, so the new holder
     // keeps its lease for the whole test even on a slow machine (attempt 1 still has 1 s).
     expect((await putTool(tools.takeover, { policy: { leaseSeconds: 60, takeover: "deduplicated", maxAttempts: 3 } })).status).toBe(200);
-    await waitForLeaseExpiry(first.body.operationId as string);
+    await waitUntilLeaseExpired(app.db, first.body.operationId as string);
 
     // action: 20 retries at once over both instances
     const claims = await concurrentClaims(20, () => idemKey, body);
@@ -174,14 +175,3 @@ describe("concurrent claims over two instances on one database", () => {
   });
 });
 
-// Polls the database clock (the one the lease is measured by) instead of sleeping a fixed time.
-async function waitForLeaseExpiry(operationId: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const rows = await app.db.$queryRaw<{ expired: boolean }[]>`
-      SELECT lease_expires_at < now() AS expired FROM operation WHERE id = ${operationId}`;
-    if (rows[0]?.expired) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the lease of ${operationId} did not expire within 20 s`);
-}

@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
 // Operator resolution of unknown outcomes (AGENT-API.md "Operator actions": resolve) and the
 // prune command that forgets replayable results after their retention ("After
@@ -78,17 +79,6 @@ async function snapshot(operationId: string) {
   return { operation: await operation(operationId), attempts: await attemptsOf(operationId), audit: await auditOf(operationId) };
 }
 
-async function waitUntilLeaseExpired(operationId: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    // The database clock is the one the server decides with.
-    const rows = await app.db.$queryRaw<{ expired: boolean }[]>`
-      SELECT now() > lease_expires_at + interval '200 milliseconds' AS expired FROM operation WHERE id = ${operationId}`;
-    if (rows[0]?.expired) return;
-    if (Date.now() > deadline) throw new Error(`lease of ${operationId} did not expire in time`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function expectProblem(res: Reply, status: number, code: string): void {
   expect(res.status, res.text).toBe(status);
@@ -189,7 +179,7 @@ describe("resolve: an operator settles an unknown outcome", () => {
 
   it("processing with an expired lease may be resolved; the stalled attempt is marked lease_lost", async () => {
     const op = await claimNew(await createTool({ leaseSeconds: 1, takeover: "never" }));
-    await waitUntilLeaseExpired(op.operationId);
+    await waitUntilLeaseExpired(app.db, op.operationId);
     const reason = "The worker crashed; the provider shows the refund";
 
     const res = await resolve(op.operationId, { outcome: "succeeded", reason, resourceId: "re_1" });
