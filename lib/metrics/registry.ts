@@ -36,6 +36,13 @@ function createMetrics() {
       labelNames: ["outcome"] as const,
       registers: [registry],
     }),
+    approvalDecisions: new Counter({
+      name: "tollgate_approval_decisions_total",
+      help: "Approval decisions by people, by decision",
+      labelNames: ["decision"] as const,
+      registers: [registry],
+    }),
+    approvalExpiries: new Counter({ name: "tollgate_approval_expiries_total", help: "Approvals that expired undecided", registers: [registry] }),
     claimSeconds: new Histogram({
       name: "tollgate_claim_duration_seconds",
       help: "Claim latency inside the server",

@@ -111,6 +111,10 @@ function interpret(r: SqlClaim, args: Json): ClaimOutcome {
       throw new ProblemError("approval-rejected", "A person rejected (or let expire) the approval for this operation; it will not run.", {
         extras: { operationId: op?.operationId },
       });
+    case "approval-mismatch":
+      throw new ProblemError("approval-mismatch", "This operation's approval is not in force for these arguments; it will not run.", {
+        extras: { operationId: op?.operationId },
+      });
     case "retry-backoff":
       throw new ProblemError("retry-backoff", "The previous attempt failed and asked for a retry; the backoff is not over yet.", {
         extras: { operationId: op?.operationId, notBefore: iso(op?.notBefore ?? null) },

@@ -1,0 +1,19 @@
+import { db } from "@/lib/db";
+import { KiB, readJson } from "@/lib/http/read-json";
+import { json } from "@/lib/http/respond";
+import { withConsoleUser } from "@/lib/http/with-console-user";
+import { decideApproval } from "@/lib/approvals/decide-approval";
+import { decisionRequestSchema } from "@/lib/approvals/approval-schemas";
+
+export const dynamic = "force-dynamic";
+
+// POST /api/console/{tenant}/approvals/{id}/decision – an approver's yes or no from the console
+export const POST = withConsoleUser<{ tenant: string; id: string }>(
+  { route: "/api/console/{tenant}/approvals/{id}/decision", capability: "decide-approvals" },
+  async ({ req, user, tenant, params, ctx }) => {
+    ctx.annotate({ approvalId: params.id });
+    const input = decisionRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
+    const approval = await decideApproval({ db: db(), tenantId: tenant.id, approvalId: params.id, input, actor: `user:${user.email}` });
+    return json(approval);
+  },
+);

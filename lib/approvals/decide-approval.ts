@@ -1,0 +1,47 @@
+import type { Db } from "@/lib/db";
+import { ProblemError } from "@/lib/http/problem";
+import { metrics } from "@/lib/metrics/registry";
+import type { ApprovalView, DecisionRequest } from "@/lib/approvals/approval-schemas";
+import { approvalView, type SqlApproval } from "@/lib/approvals/approval-view";
+
+// One person's yes or no to one approval. The API route (approver/admin key) and the console
+// both call this; the rules live in tollgate_decide_approval: compare-and-set on the pending
+// approval under the operation's row lock, audit in the same transaction, expiry honoured.
+export async function decideApproval(options: {
+  db: Db;
+  tenantId: string;
+  approvalId: string;
+  input: DecisionRequest;
+  actor: string;
+  // A key limited to some tools may only decide approvals of those tools (empty = all).
+  allowedTools?: string[];
+}): Promise<ApprovalView> {
+  const { input } = options;
+  const rows = await options.db.$queryRaw<{ r: { code: string; approval?: SqlApproval } }[]>`
+    SELECT tollgate_decide_approval(${options.tenantId}, ${options.approvalId}, ${input.decision},
+      ${input.reason ?? null}, ${options.actor}, ${options.allowedTools ?? []}::text[]) AS r`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error("tollgate_decide_approval returned nothing");
+  const approval = r.approval ? approvalView(r.approval) : undefined;
+  switch (r.code) {
+    case "decided":
+      metrics().approvalDecisions.inc({ decision: input.decision });
+      return approval!;
+    case "approval-not-found":
+      throw new ProblemError("approval-not-found", "No approval with this id exists in your tenant.");
+    case "forbidden":
+      throw new ProblemError("forbidden", "This API key may not decide approvals of this tool.");
+    case "approval-already-decided":
+      throw new ProblemError(
+        "approval-already-decided",
+        `This approval was already decided (${approval?.state ?? "decided"}${approval?.decidedBy ? ` by ${approval.decidedBy}` : ""}); your decision was not recorded.`,
+        { extras: { approval } },
+      );
+    case "approval-expired":
+      metrics().approvalExpiries.inc();
+      throw new ProblemError("approval-expired", "This approval expired before the decision; the operation is rejected and will not run.", {
+        extras: { approval },
+      });
+  }
+  throw new Error(`tollgate_decide_approval returned an unexpected answer: ${r.code}`);
+}

@@ -1,0 +1,255 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "@/lib/api-keys/create-api-key";
+import { revokeApiKey } from "@/lib/api-keys/revoke-api-key";
+import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
+import { createConsoleUser } from "../support/browser";
+import { signInConsole, type ConsoleClient } from "../support/console-session";
+import { call, claim, type Reply } from "../support/http";
+import { createTool, expectProblem } from "../support/protocol";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+
+// Issue 6 over HTTP: the 202 → approve → 201 → complete → replay path, reject (403 forever),
+// expiry (at claim time, by the sweep and at decision time), changed args (422), concurrent
+// decisions on two instances, and who may decide. Each test asserts what is stored.
+
+let app: TestApp;
+let acme: TenantKeys;
+let globex: TenantKeys;
+let viewer: ConsoleClient;
+let approverUser: ConsoleClient;
+
+beforeAll(async () => {
+  app = await startTestApp({ instances: 2 });
+  acme = await seedTenant(app.db, "acme");
+  globex = await seedTenant(app.db, "globex");
+  viewer = await signInConsole(app.baseUrl, await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] }));
+  approverUser = await signInConsole(app.baseUrl, await createConsoleUser(app.db, { role: "approver", tenants: ["acme"] }));
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+const approvalTool = (tenants: TenantKeys[] = [acme]) => createTool(app.baseUrl, tenants, { policy: { approval: "required", approvalTtlSeconds: 3600 } });
+const newKey = () => `idem-${randomUUID()}`;
+const decide = (id: string, key: string, body: unknown, baseUrl = app.baseUrl): Promise<Reply> =>
+  call(baseUrl, "POST", `/api/v1/approvals/${id}/decision`, { key, body });
+const stored = async (operationId: string) => ({
+  op: await app.db.operation.findUniqueOrThrow({ where: { id: operationId } }),
+  approvals: await app.db.approval.findMany({ where: { operationId } }),
+  audit: await app.db.auditEvent.findMany({ where: { targetId: operationId }, orderBy: { id: "asc" } }),
+});
+
+async function requestApproval(tool: string, args: Record<string, unknown> = { amount: 1200, customer: "cus_1" }) {
+  const key = newKey();
+  const res = await claim(app.baseUrl, acme.agent, key, { tool, args, workflowId: "wf-refund-1" });
+  expect(res.status, res.text).toBe(202);
+  return { key, args, res, operationId: res.body.operationId as string, approvalId: res.body.approval.id as string };
+}
+
+describe("the approved path", () => {
+  it("202 (same on retry) → approve → 201 → complete → 200 replay, each step stored and audited", async () => {
+    const tool = await approvalTool();
+    const { key, args, res, operationId, approvalId } = await requestApproval(tool);
+    expect(res.body).toMatchObject({ state: "awaiting_approval", tool, approval: { id: approvalId } });
+    expect(Date.parse(res.body.approval.expiresAt)).toBeGreaterThan(Date.now() + 3500_000);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+
+    const again = await claim(app.servers[1]!.baseUrl, acme.agent, key, { tool, args, workflowId: "wf-refund-1" });
+    expect(again.status).toBe(202);
+    expect(again.body.approval).toEqual(res.body.approval);
+    let s = await stored(operationId);
+    expect(s.op.state).toBe("awaiting_approval");
+    expect(s.approvals).toHaveLength(1);
+    expect(s.approvals[0]).toMatchObject({ id: approvalId, state: "pending", fingerprint: s.op.fingerprint, requestedBy: "acme-agent" });
+
+    const queue = await call(app.baseUrl, "GET", "/api/v1/approvals?state=pending", { key: acme.approver });
+    expect(queue.status, queue.text).toBe(200);
+    const listed = queue.body.approvals.find((a: { id: string }) => a.id === approvalId);
+    expect(listed).toMatchObject({ operationId, tool, state: "pending", principal: "acme-agent", workflowId: "wf-refund-1", args });
+    expect(queue.text).not.toContain(key);
+
+    const approved = await decide(approvalId, acme.approver, { decision: "approve", reason: "customer confirmed by phone" });
+    expect(approved.status, approved.text).toBe(200);
+    expect(approved.body).toMatchObject({ id: approvalId, state: "approved", operationState: "pending", reason: "customer confirmed by phone" });
+    expect(approved.body.decidedBy).toMatch(/^api-key:/);
+
+    const granted = await claim(app.baseUrl, acme.agent, key, { tool, args, workflowId: "wf-refund-1" });
+    expect(granted.status, granted.text).toBe(201);
+    expect(granted.body).toMatchObject({ operationId, state: "processing", attempt: { number: 1 } });
+    const done = await call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: granted.body.attempt.fencingToken, outcome: "succeeded", result: { statusCode: 200, body: { refund: "re_1" }, resourceId: "re_1" } },
+    });
+    expect(done.status, done.text).toBe(200);
+    const replays = await Promise.all(app.servers.map((srv) => claim(srv.baseUrl, acme.agent, key, { tool, args, workflowId: "wf-refund-1" })));
+    for (const r of replays) {
+      expect(r.status).toBe(200);
+      expect(r.headers.get("idempotent-replayed")).toBe("true");
+      expect(r.text).toBe(replays[0]!.text);
+    }
+    s = await stored(operationId);
+    expect(s.op.state).toBe("succeeded");
+    expect(s.audit.map((e) => e.action)).toEqual(["operation.claimed", "approval.approved", "operation.attempt_started", "operation.completed"]);
+    expect(s.audit[1]).toMatchObject({ reason: "customer confirmed by phone", before: { state: "awaiting_approval" }, after: { state: "pending" } });
+  });
+
+  it("at the approved claim authorization is checked again: a revoked key gets 401, a key not allowed the tool 403", async () => {
+    const tool = await approvalTool();
+    const { key, args, operationId, approvalId } = await requestApproval(tool);
+    expect((await decide(approvalId, acme.admin, { decision: "approve" })).status).toBe(200);
+
+    const agentKey = await app.db.apiKey.findFirstOrThrow({ where: { tenantId: acme.tenantId, principal: "acme-agent" }, orderBy: { createdAt: "asc" } });
+    const sameHolderOtherTools = await createApiKey({ db: app.db, tenantId: acme.tenantId, input: { principal: "acme-agent", role: "agent", tools: ["other.tool"] }, actor: "test" });
+    expectProblem(await claim(app.baseUrl, sameHolderOtherTools.secret, key, { tool, args }), 403, "forbidden");
+    const replacement = await createApiKey({ db: app.db, tenantId: acme.tenantId, input: { principal: "acme-agent", role: "agent" }, actor: "test" });
+    await revokeApiKey({ db: app.db, id: agentKey.id, actor: "test" });
+    expectProblem(await claim(app.baseUrl, acme.agent, key, { tool, args }), 401, "unauthorized");
+    expect((await stored(operationId)).op.state).toBe("pending");
+    // The principal's rotated key is the same scope and may proceed.
+    const granted = await claim(app.baseUrl, replacement.secret, key, { tool, args });
+    expect(granted.status, granted.text).toBe(201);
+    acme.agent = replacement.secret;
+  });
+
+  it("an approval that no longer matches the operation's fingerprint is refused at claim time (403 approval-mismatch)", async () => {
+    const tool = await approvalTool();
+    const { key, args, operationId, approvalId } = await requestApproval(tool);
+    expect((await decide(approvalId, acme.approver, { decision: "approve" })).status).toBe(200);
+    // Simulates a tampered or corrupted row: the claim must not trust the operation's state alone.
+    await app.db.approval.update({ where: { id: approvalId }, data: { fingerprint: "v1:0000" } });
+    expectProblem(await claim(app.baseUrl, acme.agent, key, { tool, args }), 403, "approval-mismatch");
+    const s = await stored(operationId);
+    expect(s.op).toMatchObject({ state: "pending", attemptCount: 0 });
+    expect(await app.db.attempt.count({ where: { operationId } })).toBe(0);
+  });
+});
+
+describe("rejection, expiry and changed args", () => {
+  it("reject needs a reason; once rejected every claim is 403 approval-rejected and a second decision 409", async () => {
+    const tool = await approvalTool();
+    const { key, args, operationId, approvalId } = await requestApproval(tool);
+    const noReason = await decide(approvalId, acme.approver, { decision: "reject" });
+    expectProblem(noReason, 400, "invalid-request");
+    expect(noReason.body.errors).toEqual([expect.objectContaining({ path: "reason" })]);
+    expect((await stored(operationId)).approvals[0]!.state).toBe("pending");
+
+    const rejected = await decide(approvalId, acme.approver, { decision: "reject", reason: "duplicate of refund re_0" });
+    expect(rejected.status, rejected.text).toBe(200);
+    expect(rejected.body).toMatchObject({ state: "rejected", operationState: "rejected" });
+    for (let i = 0; i < 3; i++) {
+      const res = await claim(app.servers[i % 2]!.baseUrl, acme.agent, key, { tool, args });
+      expectProblem(res, 403, "approval-rejected");
+      expect(res.body.operationId).toBe(operationId);
+    }
+    const late = await decide(approvalId, acme.admin, { decision: "approve", reason: "changed my mind" });
+    expectProblem(late, 409, "approval-already-decided");
+    expect(late.body.approval).toMatchObject({ state: "rejected", reason: "duplicate of refund re_0" });
+    const s = await stored(operationId);
+    expect(s.op).toMatchObject({ state: "rejected", error: { code: "approval-rejected", message: "duplicate of refund re_0" } });
+    expect(s.op.resultExpiresAt).not.toBeNull();
+    expect(s.audit.filter((e) => e.action.startsWith("approval."))).toHaveLength(1);
+  });
+
+  it("expires at claim time: the claim after expiry is 403 and the approval is expired with reason 'expired'", async () => {
+    const tool = await approvalTool();
+    const { key, args, operationId, approvalId } = await requestApproval(tool);
+    // approvalTtlSeconds is at least 60: move the clock of this one row instead of waiting.
+    await app.db.$executeRaw`UPDATE approval SET expires_at = now() - interval '1 second' WHERE id = ${approvalId}`;
+    expectProblem(await claim(app.baseUrl, acme.agent, key, { tool, args }), 403, "approval-rejected");
+    const s = await stored(operationId);
+    expect(s.approvals[0]).toMatchObject({ state: "expired", reason: "expired", decidedBy: "system:approval-expiry" });
+    expect(s.op).toMatchObject({ state: "rejected", error: { code: "approval-expired" } });
+    expect(s.audit.at(-1)).toMatchObject({ action: "approval.expired", actor: "system:approval-expiry", reason: "expired" });
+  });
+
+  it("expires by the periodic sweep with no claim, and a decision after expiry is 409 approval-expired", async () => {
+    const tool = await approvalTool();
+    const swept = await requestApproval(tool);
+    const decidedLate = await requestApproval(tool, { amount: 5 });
+    const fresh = await requestApproval(tool, { amount: 6 });
+    await app.db.$executeRaw`UPDATE approval SET expires_at = now() - interval '1 second' WHERE id IN (${swept.approvalId}, ${decidedLate.approvalId})`;
+
+    const late = await decide(decidedLate.approvalId, acme.approver, { decision: "approve" });
+    expectProblem(late, 409, "approval-expired");
+    expect((await stored(decidedLate.operationId)).op.state).toBe("rejected");
+
+    expect(await expireDueApprovals(app.db)).toBeGreaterThanOrEqual(1);
+    expect((await stored(swept.operationId)).approvals[0]!.state).toBe("expired");
+    expect((await stored(swept.operationId)).op.state).toBe("rejected");
+    expect((await stored(fresh.operationId)).approvals[0]!.state).toBe("pending");
+    expect(await expireDueApprovals(app.db)).toBe(0);
+  });
+
+  it("changed args under the same key → 422 with the differing paths, never a second approval", async () => {
+    const tool = await approvalTool();
+    const { key, operationId } = await requestApproval(tool, { amount: 1200, customer: "cus_1" });
+    const res = await claim(app.baseUrl, acme.agent, key, { tool, args: { amount: 12000, customer: "cus_1" } });
+    expectProblem(res, 422, "idempotency-key-reused");
+    expect(res.body.mismatch).toEqual(["args.amount"]);
+    expect(res.text).not.toContain("12000");
+    expect(await app.db.approval.count({ where: { operationId } })).toBe(1);
+    expect(await app.db.operation.count({ where: { tenantId: acme.tenantId, tool } })).toBe(1);
+  });
+});
+
+describe("who decides", () => {
+  it("20 concurrent decisions over two instances: exactly one wins, the others are told who did", async () => {
+    const tool = await approvalTool();
+    const { operationId, approvalId } = await requestApproval(tool);
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        decide(approvalId, i % 3 === 0 ? acme.admin : acme.approver, i % 2 ? { decision: "approve" } : { decision: "reject", reason: `no ${i}` }, app.servers[i % 2]!.baseUrl),
+      ),
+    );
+    const winners = answers.filter((a) => a.status === 200);
+    expect(winners).toHaveLength(1);
+    for (const loser of answers.filter((a) => a.status !== 200)) {
+      expectProblem(loser, 409, "approval-already-decided");
+      expect(loser.body.approval.state).toBe(winners[0]!.body.state);
+    }
+    const s = await stored(operationId);
+    expect(s.approvals[0]!.state).toBe(winners[0]!.body.state);
+    expect(s.op.state).toBe(winners[0]!.body.state === "approved" ? "pending" : "rejected");
+    expect(s.audit.filter((e) => e.action.startsWith("approval."))).toHaveLength(1);
+  });
+
+  it("an agent key, a viewer, another tenant and a key limited to other tools cannot decide; nothing changes", async () => {
+    const tool = await approvalTool();
+    const { operationId, approvalId } = await requestApproval(tool);
+    expectProblem(await decide(approvalId, acme.agent, { decision: "approve" }), 403, "forbidden");
+    expectProblem(await call(app.baseUrl, "GET", "/api/v1/approvals", { key: acme.agent }), 403, "forbidden");
+    expectProblem(await viewer.post(`/api/console/acme/approvals/${approvalId}/decision`, { decision: "approve" }), 403, "forbidden");
+    expectProblem(await decide(approvalId, globex.approver, { decision: "approve" }), 404, "approval-not-found");
+    expectProblem(await call(app.baseUrl, "GET", `/api/v1/approvals/${approvalId}`, { key: globex.admin }), 404, "approval-not-found");
+    const limited = await createApiKey({ db: app.db, tenantId: acme.tenantId, input: { principal: "ops-approver", role: "approver", tools: ["other.tool"] }, actor: "test" });
+    expectProblem(await decide(approvalId, limited.secret, { decision: "approve" }), 403, "forbidden");
+    const limitedQueue = await call(app.baseUrl, "GET", "/api/v1/approvals", { key: limited.secret });
+    expect(limitedQueue.body.approvals.map((a: { id: string }) => a.id)).not.toContain(approvalId);
+    expectProblem(await decide("apr_does_not_exist", acme.approver, { decision: "approve" }), 404, "approval-not-found");
+    expectProblem(await decide(approvalId, acme.approver, { decision: "maybe" }), 400, "invalid-request");
+
+    const s = await stored(operationId);
+    expect(s.approvals[0]!.state).toBe("pending");
+    expect(s.op.state).toBe("awaiting_approval");
+    expect(s.audit.filter((e) => e.action.startsWith("approval."))).toHaveLength(0);
+
+    const byPerson = await approverUser.post(`/api/console/acme/approvals/${approvalId}/decision`, { decision: "approve", reason: "looks right" });
+    expect(byPerson.status, byPerson.text).toBe(200);
+    expect(byPerson.body.decidedBy).toMatch(/^user:/);
+  });
+
+  it("GET /api/v1/approvals lists decided approvals newest first and one approval by id", async () => {
+    const tool = await approvalTool();
+    const a = await requestApproval(tool, { n: 1 });
+    const b = await requestApproval(tool, { n: 2 });
+    await decide(a.approvalId, acme.approver, { decision: "approve" });
+    await decide(b.approvalId, acme.approver, { decision: "reject", reason: "no" });
+    const decided = await call(app.baseUrl, "GET", "/api/v1/approvals?state=decided&limit=200", { key: acme.approver });
+    const ids = decided.body.approvals.map((x: { id: string }) => x.id);
+    expect(ids.indexOf(b.approvalId)).toBeLessThan(ids.indexOf(a.approvalId));
+    const one = await call(app.baseUrl, "GET", `/api/v1/approvals/${b.approvalId}`, { key: acme.admin });
+    expect(one.body).toMatchObject({ id: b.approvalId, state: "rejected", args: { n: 2 } });
+    expectProblem(await call(app.baseUrl, "GET", "/api/v1/approvals?state=sideways", { key: acme.approver }), 400, "invalid-request");
+  });
+});
