@@ -11,6 +11,7 @@ import {
   replaySchema,
   resolveRequestSchema,
 } from "@/lib/operations/operation-schemas";
+import { approvalListSchema, approvalViewSchema, decisionRequestSchema } from "@/lib/approvals/approval-schemas";
 import { toolDefinitionSchema } from "@/lib/tools/tool-schema";
 import { toolViewSchema } from "@/lib/tools/tool-view";
 
@@ -33,9 +34,9 @@ const errors = (...codes: string[]) => Object.fromEntries(codes.map((c) => [c, p
 const statusText: Record<string, string> = {
   "400": "Invalid request (invalid-json, invalid-request, idempotency-key-missing, idempotency-key-invalid)",
   "401": "Missing, unknown or revoked API key (unauthorized)",
-  "403": "Not allowed (forbidden, approval-rejected)",
+  "403": "Not allowed (forbidden, approval-rejected, approval-mismatch)",
   "404": "Not found in your tenant",
-  "409": "Conflict (operation-in-progress, outcome-unknown, lease-lost, already-resolved, invalid-state)",
+  "409": "Conflict (operation-in-progress, outcome-unknown, lease-lost, already-resolved, invalid-state, approval-already-decided, approval-expired)",
   "413": "Body too large (payload-too-large)",
   "415": "Content-Type must be application/json",
   "422": "Idempotency-Key reused with different arguments",
@@ -58,6 +59,7 @@ export function buildOpenApi(): Record<string, unknown> {
         ClaimAwaitingApproval: output(claimAwaitingApprovalSchema),
         Replay: output(replaySchema),
         Tool: output(toolViewSchema),
+        Approval: output(approvalViewSchema),
       },
     },
     paths: {
@@ -126,6 +128,33 @@ export function buildOpenApi(): Record<string, unknown> {
           security,
           requestBody: { required: true, ...json(input(resolveRequestSchema)) },
           responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404", "409", "415") },
+        },
+      },
+      "/api/v1/approvals": {
+        get: {
+          summary: "Approver: the pending queue (oldest first) or decided approvals (newest first)",
+          security,
+          parameters: [
+            { name: "state", in: "query", required: false, schema: { type: "string", enum: ["pending", "approved", "rejected", "expired", "decided"], default: "pending" } },
+            { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+          ],
+          responses: { "200": { description: "Approvals", ...json(output(approvalListSchema)) }, ...errors("400", "401", "403") },
+        },
+      },
+      "/api/v1/approvals/{id}": {
+        parameters: [idParam("id")],
+        get: { summary: "Approver: one approval and the exact args it covers", security, responses: { "200": { description: "The approval", ...json({ $ref: "#/components/schemas/Approval" }) }, ...errors("401", "403", "404") } },
+      },
+      "/api/v1/approvals/{id}/decision": {
+        parameters: [idParam("id")],
+        post: {
+          summary: "Approver: approve (the operation becomes pending) or reject (reason required)",
+          security,
+          requestBody: { required: true, ...json(input(decisionRequestSchema)) },
+          responses: {
+            "200": { description: "The decided approval", ...json({ $ref: "#/components/schemas/Approval" }) },
+            ...errors("400", "401", "403", "404", "409", "413", "415"),
+          },
         },
       },
       "/api/health": { get: { summary: "Readiness (database answers)", responses: { "200": { description: "Ready" }, "503": problem("Database down") } } },

@@ -33,6 +33,8 @@ afterAll(async () => {
   await app?.stop();
 });
 
+const pendingApprovalId = async () => (await app.db.approval.findFirstOrThrow({ where: { tenantId: tenant.tenantId } })).id;
+
 const pointerPart = (s: string) => encodeURIComponent(s.replace(/~/g, "~0").replace(/\//g, "~1"));
 
 function responseSpec(pathTemplate: string, method: string, status: number) {
@@ -132,6 +134,22 @@ describe("real responses validate against the documented schemas", () => {
         expect((await putTool(tools.approval, { policy: { approval: "required" } })).status).toBe(201);
         return claim(app.baseUrl, tenant.agent, "oa-approval-1", { tool: tools.approval, args: { amount: 5 } });
       },
+    },
+    { name: "approvals listed", path: "/api/v1/approvals", method: "get", status: 200, send: () => call(app.baseUrl, "GET", "/api/v1/approvals?state=pending", { key: tenant.approver }) },
+    { name: "approval read", path: "/api/v1/approvals/{id}", method: "get", status: 200, send: async () => call(app.baseUrl, "GET", `/api/v1/approvals/${await pendingApprovalId()}`, { key: tenant.approver }) },
+    {
+      name: "approval decided",
+      path: "/api/v1/approvals/{id}/decision",
+      method: "post",
+      status: 200,
+      send: async () => call(app.baseUrl, "POST", `/api/v1/approvals/${await pendingApprovalId()}/decision`, { key: tenant.approver, body: { decision: "approve", reason: "ok" } }),
+    },
+    {
+      name: "problem: approval already decided",
+      path: "/api/v1/approvals/{id}/decision",
+      method: "post",
+      status: 409,
+      send: async () => call(app.baseUrl, "POST", `/api/v1/approvals/${await pendingApprovalId()}/decision`, { key: tenant.approver, body: { decision: "reject", reason: "no" } }),
     },
     { name: "claim while the lease is held", path: "/api/v1/operations", method: "post", status: 409, send: () => claim(app.baseUrl, tenant.agent, idemKey, claimBody) },
     {
