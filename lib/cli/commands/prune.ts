@@ -1,10 +1,12 @@
 import { pruneOperations } from "@/lib/operations/prune-operations";
+import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
 import { parseFlags } from "@/lib/cli/commands/run-command";
 import { withDb } from "@/lib/cli/commands/with-db";
 
 export async function pruneCommand(args: string[]): Promise<number> {
   parseFlags(args, {});
-  const { deleted } = await withDb((db) => pruneOperations({ db }));
+  const { deleted, payloads } = await withDb(async (db) => ({ ...(await pruneOperations({ db })), payloads: await pruneWebhookPayloads(db) }));
   process.stdout.write(`Pruned ${deleted} terminal operation(s) past their result retention.\n`);
+  process.stdout.write(`Pruned ${payloads} webhook payload(s) past their connection's payload retention.\n`);
   return 0;
 }

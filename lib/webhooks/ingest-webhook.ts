@@ -1,0 +1,129 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { Db } from "@/lib/db";
+import { ProblemError } from "@/lib/http/problem";
+import { loadWebhookConnection, type IngestConnection } from "@/lib/webhooks/load-webhook-connection";
+import { isStorableJson } from "@/lib/webhooks/storable-json";
+import { verifySignature, type VerifyFailure } from "@/lib/webhooks/verify-signature";
+import { webhookMetrics } from "@/lib/webhooks/webhook-metrics";
+import type { WebhookIngestResponse } from "@/lib/webhooks/webhook-schemas";
+
+export const connectionIdPattern = /^whc_[A-Za-z0-9_-]{32}$/;
+
+type IngestAnswer = { code: "stored" | "duplicate" | "stale" | "not-found"; eventId?: string; status?: string; operationId?: string | null; tenantId?: string };
+
+// POST /api/v1/webhooks/{connectionId}: verify (raw bytes, constant time, any secret) →
+// one SQL call that dedupes on (connection, provider event id) with INSERT … ON CONFLICT DO
+// NOTHING and matches/settles the operation under its row lock. Nothing is stored unless the
+// signature is good. Usually one round trip: the connection's secrets are cached per instance.
+export async function ingestWebhook(options: {
+  db: Db;
+  connectionId: string;
+  headers: Headers;
+  body: Buffer;
+  serverSecret?: string;
+  annotate?: (fields: Record<string, string | null>) => void;
+}): Promise<WebhookIngestResponse> {
+  const { db, connectionId, headers, body } = options;
+  const count = (result: string) => webhookMetrics().deliveries.inc({ result });
+  if (!connectionIdPattern.test(connectionId)) return notFound(count);
+  let connection = await loadWebhookConnection({ db, connectionId, serverSecret: options.serverSecret });
+  if (!connection) return notFound(count);
+  options.annotate?.({ tenantId: connection.tenantId, webhookConnection: connection.name });
+
+  connection = await verified(connection, { db, headers, body, serverSecret: options.serverSecret, count });
+  const payload = parsePayload(body, count);
+  const providerEventId = providerEventIdOf(connection, headers, payload, body);
+  if (providerEventId.length > 255) {
+    count("invalid-payload");
+    throw new ProblemError("invalid-request", "The provider event id is longer than 255 characters.");
+  }
+  const eventType = typeof payload.type === "string" ? payload.type.slice(0, 200) : "";
+  const eventId = `whe_${randomBytes(16).toString("base64url")}`;
+  options.annotate?.({ webhookEventId: eventId, eventType });
+
+  let answer = await callIngest(db, connection, eventId, providerEventId, eventType, body);
+  if (answer.code === "stale") {
+    // The connection changed since it was cached: verify again with what is stored now.
+    const fresh = await loadWebhookConnection({ db, connectionId, fresh: true, serverSecret: options.serverSecret });
+    if (!fresh) return notFound(count);
+    connection = await verified(fresh, { db, headers, body, serverSecret: options.serverSecret, count, reload: false });
+    answer = await callIngest(db, connection, eventId, providerEventId, eventType, body);
+  }
+  if (answer.code === "not-found" || answer.code === "stale") return notFound(count);
+  if (answer.code === "duplicate") {
+    count("duplicate");
+    return { duplicate: true, eventId: answer.eventId ?? "" };
+  }
+  count(answer.status ?? "stored");
+  options.annotate?.({ operationId: answer.operationId ?? null, webhookStatus: answer.status ?? null });
+  return { duplicate: false, eventId, status: answer.status as Extract<WebhookIngestResponse, { duplicate: false }>["status"] };
+}
+
+async function verified(
+  connection: IngestConnection,
+  o: { db: Db; headers: Headers; body: Buffer; serverSecret?: string; count: (r: string) => void; reload?: boolean },
+): Promise<IngestConnection> {
+  const check = (c: IngestConnection) => verifySignature({ scheme: c.scheme, keys: c.keys, headers: o.headers, body: o.body, toleranceSeconds: c.toleranceSeconds });
+  let result = check(connection);
+  // A secret rotated in on another instance: a cached entry older than a second is reloaded once.
+  if (!result.ok && result.failure === "no-match" && o.reload !== false && Date.now() - connection.loadedAt > 1000) {
+    const fresh = await loadWebhookConnection({ db: o.db, connectionId: connection.id, fresh: true, serverSecret: o.serverSecret });
+    if (fresh) {
+      connection = fresh;
+      result = check(fresh);
+    }
+  }
+  if (!result.ok) {
+    o.count(`invalid-signature:${result.failure}`);
+    throw new ProblemError("invalid-signature", signatureDetail[result.failure]);
+  }
+  return connection;
+}
+
+const signatureDetail: Record<VerifyFailure, string> = {
+  "missing-header": "The signature headers are missing or malformed.",
+  "bad-timestamp": "The signature timestamp is not a Unix time in seconds.",
+  "stale-timestamp": "The signature timestamp is outside the connection's tolerance.",
+  "no-match": "The signature does not match the body with any of the connection's secrets.",
+};
+
+function parsePayload(body: Buffer, count: (r: string) => void): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+  } catch (error) {
+    count("invalid-payload");
+    throw new ProblemError("invalid-json", `The verified body is not valid UTF-8 JSON: ${(error as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    count("invalid-payload");
+    throw new ProblemError("invalid-request", "The event payload must be a JSON object.");
+  }
+  if (!isStorableJson(value)) {
+    count("invalid-payload");
+    throw new ProblemError("invalid-request", "The payload contains U+0000 or an unpaired surrogate, which cannot be stored.");
+  }
+  return value as Record<string, unknown>;
+}
+
+// Standard Webhooks: the signed webhook-id header. Stripe: the event's own id ("evt_…"); a
+// payload without one is identified by its bytes, so an identical redelivery still dedupes.
+function providerEventIdOf(connection: IngestConnection, headers: Headers, payload: Record<string, unknown>, body: Buffer): string {
+  if (connection.scheme === "standard-webhooks") return headers.get("webhook-id") ?? "";
+  if (typeof payload.id === "string" && payload.id) return payload.id;
+  return `sha256:${createHash("sha256").update(body).digest("hex")}`;
+}
+
+async function callIngest(db: Db, c: IngestConnection, eventId: string, providerEventId: string, eventType: string, body: Buffer): Promise<IngestAnswer> {
+  // The payload goes to PostgreSQL as the text that was signed; jsonb parses it once there.
+  const rows = await db.$queryRaw<{ r: IngestAnswer }[]>`
+    SELECT tollgate_webhook_ingest(${c.id}, ${c.version.toISOString()}::timestamptz, ${eventId}, ${providerEventId}, ${eventType}, ${body.toString("utf8")}::jsonb) AS r`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error("tollgate_webhook_ingest returned nothing");
+  return r;
+}
+
+function notFound(count: (r: string) => void): never {
+  count("not-found");
+  throw new ProblemError("webhook-connection-not-found", "No webhook connection has this endpoint.");
+}

@@ -1,0 +1,42 @@
+import type { Db } from "@/lib/db";
+import { ProblemError } from "@/lib/http/problem";
+import { metrics } from "@/lib/metrics/registry";
+import type { OperationView } from "@/lib/operations/operation-schemas";
+import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
+import type { MatchEventRequest } from "@/lib/webhooks/webhook-schemas";
+
+type Answer = { code: string; op?: SqlOperation; status?: string };
+
+// The inbox's "match": an operator ties an unmatched, unmapped or contradicting event to one of
+// the tenant's operations with an outcome. A processing or unknown operation is settled by it
+// (via webhook, by the person); a settled one is only linked, and only if it agrees. One SQL
+// call: event and operation locked, changed and audited in one transaction.
+export async function matchWebhookEvent(options: { db: Db; tenantId: string; eventId: string; input: MatchEventRequest; actor: string }): Promise<OperationView> {
+  const { input } = options;
+  const rows = await options.db.$queryRaw<{ r: Answer }[]>`
+    SELECT tollgate_webhook_match(${options.tenantId}, ${options.eventId}, ${input.operationId}, ${input.outcome},
+      ${input.reason ?? null}, ${options.actor}) AS r`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error("tollgate_webhook_match returned nothing");
+  switch (r.code) {
+    case "matched":
+      if (!r.op) break;
+      metrics().resolutions.inc({ outcome: input.outcome });
+      return operationView(r.op);
+    case "not-found":
+      throw new ProblemError("webhook-event-not-found", "No webhook event with this id exists in this tenant.");
+    case "operation-not-found":
+      throw new ProblemError("operation-not-found", "No operation with this id exists in this tenant.", {
+        extras: { errors: [{ path: "operationId", message: "no such operation in this tenant" }] },
+      });
+    case "event-decided":
+      throw new ProblemError("invalid-state", `This event was already decided (${r.status}); reload the inbox.`, { extras: { status: r.status } });
+    case "invalid-state":
+      throw new ProblemError(
+        "invalid-state",
+        `The operation is already ${r.op?.state}: matching it as ${input.outcome} would contradict that. Ignore the event with a reason, or choose another operation.`,
+        { extras: { operationId: r.op?.operationId, state: r.op?.state } },
+      );
+  }
+  throw new Error(`tollgate_webhook_match returned an unexpected answer: ${r.code}`);
+}

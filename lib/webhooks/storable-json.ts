@@ -1,0 +1,12 @@
+// PostgreSQL's jsonb cannot hold U+0000 nor half of a surrogate pair; a verified payload that
+// contains one is refused with a 400 rather than failing in the database (a 500).
+const unstorable = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function isStorableJson(value: unknown): boolean {
+  if (typeof value === "string") return !unstorable.test(value);
+  if (Array.isArray(value)) return value.every(isStorableJson);
+  if (value !== null && typeof value === "object") {
+    return Object.entries(value).every(([key, item]) => !unstorable.test(key) && isStorableJson(item));
+  }
+  return true;
+}
