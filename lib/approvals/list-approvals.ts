@@ -44,3 +44,10 @@ export async function getApproval(options: { db: Db; tenantId: string; approvalI
   const row = await options.db.approval.findFirst({ where: { id: options.approvalId, tenantId: options.tenantId }, include: withOperation });
   return row ? toApprovalView(row) : null;
 }
+
+// The sidebar badge: pending approvals, counted up to `cap` (index-only on (tenant, state, created)).
+export async function countPendingApprovals(options: { db: Db; tenantId: string; cap: number }): Promise<number> {
+  const rows = await options.db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM (SELECT 1 FROM approval WHERE tenant_id = ${options.tenantId} AND state = 'pending' LIMIT ${options.cap}) capped`;
+  return rows[0]?.n ?? 0;
+}

@@ -4,6 +4,7 @@ import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
 import { countReconcileQueue } from "@/lib/console/reconcile-queue";
+import { countPendingApprovals } from "@/lib/approvals/list-approvals";
 import { NavLinks, type NavItem } from "@/components/shell/nav-links";
 import { TenantSwitcher } from "@/components/shell/tenant-switcher";
 import { SignOutButton } from "@/components/shell/sign-out-button";
@@ -17,12 +18,16 @@ const BADGE_CAP = 1000;
 export default async function ConsoleLayout({ children, params }: { children: ReactNode; params: Promise<{ tenant: string }> }) {
   const { tenant: slug } = await params;
   const { user, tenant } = await requireConsole(slug);
-  const waiting = await countReconcileQueue({ db: db(), tenantId: tenant.id, cap: BADGE_CAP });
+  const [waiting, approvals] = await Promise.all([
+    countReconcileQueue({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }),
+    countPendingApprovals({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }),
+  ]);
   const base = `/t/${tenant.slug}`;
   const items: NavItem[] = [
     { href: base, label: "Overview" },
     { href: `${base}/operations`, label: "Operations" },
     { href: `${base}/reconcile`, label: "Reconcile", count: waiting, countLabel: waiting >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
+    { href: `${base}/approvals`, label: "Approvals", count: approvals, countLabel: approvals >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
     { href: `${base}/tools`, label: "Tools" },
     ...(can(user.role, "administer") ? [{ href: `${base}/api-keys`, label: "API keys" }, { href: `${base}/users`, label: "Users" }] : []),
     { href: `${base}/audit`, label: "Audit log" },

@@ -1,0 +1,87 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useId, useRef, useState, type FormEvent } from "react";
+
+// Approve or reject, with a reason (required to reject). The server decides with a
+// compare-and-set: if another approver got there first, this form shows who and what.
+export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; approvalId: string; tool: string }) {
+  const router = useRouter();
+  const id = useId();
+  const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [reasonError, setReasonError] = useState<string | null>(null);
+  const [busy, setBusy] = useState<"approve" | "reject" | null>(null);
+
+  async function decide(decision: "approve" | "reject", event?: FormEvent) {
+    event?.preventDefault();
+    setError(null);
+    if (decision === "reject" && !reason.trim()) {
+      setReasonError("Say why you reject it: the agent's owner will read this.");
+      reasonRef.current?.focus();
+      return;
+    }
+    setReasonError(null);
+    setBusy(decision);
+    try {
+      const res = await fetch(`/api/console/${encodeURIComponent(tenant)}/approvals/${encodeURIComponent(approvalId)}/decision`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ decision, reason: reason.trim() || undefined }),
+      });
+      const answer = (await res.json().catch(() => null)) as { detail?: string } | null;
+      if (!res.ok) {
+        setError(answer?.detail ?? `The server answered ${res.status}.`);
+        router.refresh();
+        return;
+      }
+      router.refresh();
+    } catch {
+      setError("Could not reach the server. Nothing was decided by this attempt; try again.");
+    } finally {
+      setBusy(null);
+    }
+  }
+
+  return (
+    <form className="panel stack decision-form" onSubmit={(e) => decide("approve", e)} noValidate aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>Your decision</h2>
+      <p className="muted small">
+        Approving lets the agent&apos;s next claim run <code>{tool}</code> with exactly the arguments above, once. Rejecting answers every claim under this
+        key with <code>403 approval-rejected</code>, for good.
+      </p>
+      <label htmlFor={`${id}-reason`}>
+        Reason <span className="muted small">(required to reject)</span>
+      </label>
+      <textarea
+        id={`${id}-reason`}
+        ref={reasonRef}
+        rows={3}
+        value={reason}
+        maxLength={2000}
+        onChange={(e) => setReason(e.target.value)}
+        aria-invalid={reasonError ? true : undefined}
+        aria-describedby={reasonError ? `${id}-reason-error` : undefined}
+      />
+      {reasonError ? (
+        <p id={`${id}-reason-error`} className="field-error" role="alert">
+          {reasonError}
+        </p>
+      ) : null}
+      {error ? (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <div className="row">
+        <button type="submit" className="primary" disabled={busy !== null}>
+          {busy === "approve" ? "Approving…" : "Approve"}
+        </button>
+        <button type="button" className="danger" disabled={busy !== null} onClick={() => decide("reject")}>
+          {busy === "reject" ? "Rejecting…" : "Reject"}
+        </button>
+      </div>
+    </form>
+  );
+}

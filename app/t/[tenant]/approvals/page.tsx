@@ -1,0 +1,117 @@
+import Link from "next/link";
+import { createLoader, parseAsStringLiteral } from "nuqs/server";
+import { db } from "@/lib/db";
+import { requireConsole } from "@/lib/auth/require-console";
+import { can } from "@/lib/auth/roles";
+import { listApprovals } from "@/lib/approvals/list-approvals";
+import { EmptyState } from "@/components/ui/empty-state";
+import { PageHeader } from "@/components/ui/page-header";
+import { StateBadge } from "@/components/ui/state-badge";
+import { TimeAgo } from "@/components/ui/time-ago";
+import { Countdown } from "./_components/countdown";
+
+export const dynamic = "force-dynamic";
+
+const PAGE_SIZE = 200;
+// One line of the args for scanning the queue; the full JSON is on the approval's page.
+const preview = (args: unknown) => {
+  const text = JSON.stringify(args);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+};
+
+const loadSearchParams = createLoader({ view: parseAsStringLiteral(["pending", "decided"] as const).withDefault("pending") });
+
+// GET /t/{tenant}/approvals – high-impact calls waiting for a person (oldest first), and the decided ones
+export default async function ApprovalsPage({ params, searchParams }: { params: Promise<{ tenant: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { user, tenant } = await requireConsole((await params).tenant);
+  const { view } = await loadSearchParams(searchParams);
+  const approvals = await listApprovals({ db: db(), tenantId: tenant.id, query: { state: view, limit: PAGE_SIZE } });
+  const now = Date.now();
+  const base = `/t/${tenant.slug}/approvals`;
+  const mayDecide = can(user.role, "decide-approvals");
+  return (
+    <>
+      <PageHeader
+        title="Approvals"
+        description="Tools whose policy requires a person's yes. Each approval covers exactly the arguments shown; the agent's next claim runs them once, or gets 403 if rejected."
+      />
+      <nav className="tabs row" aria-label="Approval lists">
+        <Link href={base} aria-current={view === "pending" ? "page" : undefined}>
+          Waiting
+        </Link>
+        <Link href={`${base}?view=decided`} aria-current={view === "decided" ? "page" : undefined}>
+          Decided
+        </Link>
+      </nav>
+      {!mayDecide ? <p className="muted small">Your role ({user.role}) can read approvals; deciding needs an approver or an admin.</p> : null}
+      {approvals.length === 0 ? (
+        view === "pending" ? (
+          <EmptyState title="Nothing waits for approval">
+            A claim of a tool with <code>approval: required</code> waits here (202 to the agent) until somebody approves or rejects it, or it expires.
+          </EmptyState>
+        ) : (
+          <EmptyState title="No decided approvals yet">Approved, rejected and expired requests are listed here, newest first.</EmptyState>
+        )
+      ) : (
+        <div className="table-wrap">
+          <table className="data approvals-table">
+            <caption className="visually-hidden">{view === "pending" ? "Approvals waiting, oldest first" : "Decided approvals, newest first"}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Tool</th>
+                <th scope="col">Arguments</th>
+                <th scope="col">Requested by</th>
+                <th scope="col">Workflow</th>
+                <th scope="col">Requested</th>
+                {view === "pending" ? <th scope="col">Expires</th> : (
+                  <>
+                    <th scope="col">Decision</th>
+                    <th scope="col">By</th>
+                    <th scope="col">Reason</th>
+                  </>
+                )}
+                <th scope="col">
+                  <span className="visually-hidden">Open</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {approvals.map((a) => (
+                <tr key={a.id}>
+                  <td>
+                    <code>{a.tool}</code>
+                  </td>
+                  <td className="mono small args-preview" title={JSON.stringify(a.args)}>
+                    {preview(a.args)}
+                  </td>
+                  <td>{a.principal}</td>
+                  <td>{a.workflowId ? <code>{a.workflowId}</code> : <span className="muted">—</span>}</td>
+                  <td>
+                    <TimeAgo at={a.createdAt} now={now} />
+                  </td>
+                  {view === "pending" ? (
+                    <td>
+                      <Countdown until={a.expiresAt} now={now} />
+                    </td>
+                  ) : (
+                    <>
+                      <td>
+                        <StateBadge state={a.state} />
+                      </td>
+                      <td className="small">{a.decidedBy}</td>
+                      <td className="small">{a.reason ?? <span className="muted">—</span>}</td>
+                    </>
+                  )}
+                  <td>
+                    <Link href={`${base}/${a.id}`}>{view === "pending" && mayDecide ? "Review" : "Open"}</Link>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {approvals.length === PAGE_SIZE ? <p className="muted small">Showing the first {PAGE_SIZE}; the API lists the rest.</p> : null}
+    </>
+  );
+}

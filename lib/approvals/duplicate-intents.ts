@@ -1,0 +1,64 @@
+import type { Db } from "@/lib/db";
+import type { Json } from "@/lib/operations/canonical-json";
+import { diffPaths } from "@/lib/operations/diff-paths";
+
+export type DuplicateIntent = {
+  operationId: string;
+  state: string;
+  principal: string;
+  createdAt: string;
+  // [] when the args are identical; otherwise the (few) paths that differ.
+  differingPaths: string[];
+};
+
+const WINDOW_MS = 24 * 60 * 60 * 1000;
+// At most this many other operations of the tool are compared (newest first, index-backed).
+const SCAN_LIMIT = 500;
+// "Near-identical": at most this many leaf values differ (an amount re-rounded, a timestamp
+// re-stamped by the agent) while the rest of the request is the same.
+const NEAR_PATHS = 2;
+
+// The classic agent bug: a retry mints a new Idempotency-Key, so the same intent arrives as a
+// second operation that idempotency cannot catch. An approver should see it before saying yes:
+// operations of the same tool and tenant in the 24 h before (and since) this one, under OTHER
+// keys, with identical or near-identical args.
+export async function findDuplicateIntents(options: { db: Db; tenantId: string; operationId: string }): Promise<DuplicateIntent[]> {
+  const { db, tenantId } = options;
+  const op = await db.operation.findFirst({ where: { id: options.operationId, tenantId }, select: { tool: true, args: true, keyDigest: true, fingerprint: true, createdAt: true } });
+  if (!op) return [];
+  const others = await db.operation.findMany({
+    where: { tenantId, tool: op.tool, createdAt: { gte: new Date(op.createdAt.getTime() - WINDOW_MS) }, NOT: [{ id: options.operationId }, { keyDigest: op.keyDigest }] },
+    orderBy: { createdAt: "desc" },
+    take: SCAN_LIMIT,
+    select: { id: true, state: true, principal: true, createdAt: true, fingerprint: true, args: true },
+  });
+  const out: DuplicateIntent[] = [];
+  for (const other of others) {
+    const differingPaths = other.fingerprint === op.fingerprint ? [] : diffPaths(op.args as Json, other.args as Json, "args", NEAR_PATHS + 1);
+    if (differingPaths.length > 0 && !nearIdentical(op.args as Json, other.args as Json, differingPaths.length)) continue;
+    out.push({ operationId: other.id, state: other.state, principal: other.principal, createdAt: other.createdAt.toISOString(), differingPaths });
+  }
+  // Identical first, then by time.
+  return out.sort((a, b) => a.differingPaths.length - b.differingPaths.length || b.createdAt.localeCompare(a.createdAt));
+}
+
+// Near-identical: few values differ AND most of the request is the same — the same keys at
+// the top, and more equal leaves than differing ones ({amount, customer} with only the amount
+// changed is near; with both changed it is another intent).
+function nearIdentical(a: Json, b: Json, differing: number): boolean {
+  if (differing > NEAR_PATHS || !isObject(a) || !isObject(b)) return false;
+  const ka = Object.keys(a).sort();
+  const kb = Object.keys(b).sort();
+  if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i])) return false;
+  return leaves(a) - differing >= differing;
+}
+
+function leaves(v: Json): number {
+  if (v === null || typeof v !== "object") return 1;
+  const values = Array.isArray(v) ? v : Object.values(v);
+  return values.reduce<number>((n, x) => n + leaves(x), 0);
+}
+
+function isObject(v: Json): v is { [key: string]: Json } {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
