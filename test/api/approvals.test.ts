@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { revokeApiKey } from "@/lib/api-keys/revoke-api-key";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
+import { findDuplicateIntents } from "@/lib/approvals/duplicate-intents";
 import { createConsoleUser } from "../support/browser";
 import { signInConsole, type ConsoleClient } from "../support/console-session";
 import { call, claim, type Reply } from "../support/http";
@@ -251,5 +252,32 @@ describe("who decides", () => {
     const one = await call(app.baseUrl, "GET", `/api/v1/approvals/${b.approvalId}`, { key: acme.admin });
     expect(one.body).toMatchObject({ id: b.approvalId, state: "rejected", args: { n: 2 } });
     expectProblem(await call(app.baseUrl, "GET", "/api/v1/approvals?state=sideways", { key: acme.approver }), 400, "invalid-request");
+  });
+});
+
+describe("possible duplicate intent", () => {
+  it("finds identical and near-identical args under other keys in the last 24 h, and nothing else", async () => {
+    const tool = await approvalTool();
+    const otherTool = await approvalTool();
+    const args = { amount: 1200, currency: "eur", customer: "cus_9" };
+    const subject = await requestApproval(tool, args);
+    const claimAs = async (t: string, a: Record<string, unknown>, key = newKey()) => (await claim(app.baseUrl, acme.agent, key, { tool: t, args: a })).body.operationId as string;
+    const identical = await claimAs(tool, args);
+    const rounded = await claimAs(tool, { ...args, amount: 1250 });
+    const otherCustomer = await claimAs(tool, { amount: 990, currency: "eur", customer: "cus_1" });
+    const extraField = await claimAs(tool, { ...args, note: "x" });
+    const elsewhere = await claimAs(otherTool, args);
+    const old = await claimAs(tool, args);
+    await app.db.$executeRaw`UPDATE operation SET created_at = now() - interval '25 hours' WHERE id = ${old}`;
+    // A retry under the SAME key is idempotency's job, not a duplicate intent.
+    expect(await claimAs(tool, args, subject.key)).toBe(subject.operationId);
+
+    const found = await findDuplicateIntents({ db: app.db, tenantId: acme.tenantId, operationId: subject.operationId });
+    expect(found.map((d) => [d.operationId, d.differingPaths])).toEqual([
+      [identical, []],
+      [rounded, ["args.amount"]],
+    ]);
+    for (const id of [otherCustomer, extraField, elsewhere, old]) expect(found.map((d) => d.operationId)).not.toContain(id);
+    expect(await findDuplicateIntents({ db: app.db, tenantId: globex.tenantId, operationId: subject.operationId })).toEqual([]);
   });
 });
