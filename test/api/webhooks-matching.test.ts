@@ -1,0 +1,283 @@
+import { randomUUID } from "node:crypto";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
+import { call, claim, type Reply } from "../support/http";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitUntilLeaseExpired } from "../support/wait-for-lease";
+import { createConnection, deliver, newStandardSecret, signStandard, ticketEvent } from "../support/webhooks";
+
+// Issue 5, "Matching": a verified event names an operation (id or downstream key) of the
+// connection's tenant; mapped to an outcome it settles a processing or unknown operation
+// (compare-and-set; trace shows "resolved by webhook <event id>"); before the agent's
+// complete it wins and the complete is compared with it; a contradicting one is flagged, not
+// applied; unmatched and unmapped ones wait in the inbox. Two server instances, so 20
+// concurrent deliveries race between processes, not inside one.
+
+let app: TestApp;
+let acme: TenantKeys;
+let globex: TenantKeys;
+const secret = newStandardSecret();
+let connectionId: string;
+const TOOL = "tickets.create";
+const SHORT = "tickets.quick";
+
+beforeAll(async () => {
+  app = await startTestApp({ instances: 2 });
+  acme = await seedTenant(app.db, "acme");
+  globex = await seedTenant(app.db, "globex");
+  for (const keys of [acme, globex]) {
+    await putTool(keys, TOOL, { leaseSeconds: 600, takeover: "never" });
+    await putTool(keys, SHORT, { leaseSeconds: 1, takeover: "never" });
+  }
+  ({ connectionId } = await createConnection(app.baseUrl, acme.admin, "tickets", { scheme: "standard-webhooks", secrets: [secret] }));
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+async function putTool(keys: TenantKeys, name: string, policy: Record<string, unknown>): Promise<void> {
+  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy } });
+  expect([200, 201], res.text).toContain(res.status);
+}
+
+type Claimed = { operationId: string; token: string; downstreamKey: string };
+
+async function claimNew(keys: TenantKeys = acme, tool = TOOL): Promise<Claimed> {
+  const res = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool, args: { title: "Printer on fire" } });
+  expect(res.status, res.text).toBe(201);
+  return { operationId: res.body.operationId, token: res.body.attempt.fencingToken, downstreamKey: res.body.downstreamKey };
+}
+
+function complete(op: Claimed, outcome: string, extra: Record<string, unknown> = {}, keys: TenantKeys = acme): Promise<Reply> {
+  return call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+    key: keys.agent,
+    body: { fencingToken: op.token, outcome, ...extra },
+  });
+}
+
+async function send(type: string, correlation: string | null, options: { id?: string; baseUrl?: string } = {}): Promise<Reply> {
+  const res = await deliver(options.baseUrl ?? app.baseUrl, connectionId, signStandard(secret, ticketEvent(type, correlation), { id: options.id }));
+  expect(res.status, res.text).toBe(200);
+  return res;
+}
+
+const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
+const event = (id: string) => app.db.webhookEvent.findUniqueOrThrow({ where: { id } });
+const audits = (targetId: string, action?: string) => app.db.auditEvent.findMany({ where: { targetId, ...(action ? { action } : {}) }, orderBy: { id: "asc" } });
+
+describe("a webhook before the agent's complete", () => {
+  it("settles a processing operation whose lease is live: the trace's resolution says resolved by webhook <event id>", async () => {
+    const op = await claimNew();
+
+    const res = await send("ticket.created", op.operationId);
+
+    expect(res.body).toMatchObject({ duplicate: false, status: "matched" });
+    const eventId: string = res.body.eventId;
+    const stored = await operation(op.operationId);
+    expect(stored.state).toBe("succeeded");
+    expect(stored.resolution).toMatchObject({ outcome: "succeeded", via: "webhook", by: `webhook:${eventId}`, reason: `resolved by webhook ${eventId}`, fromState: "processing" });
+    expect(stored.resultExpiresAt).not.toBeNull();
+    expect(await event(eventId)).toMatchObject({ status: "matched", operationId: op.operationId, outcome: "succeeded", correlationValue: op.operationId });
+    const resolved = await audits(op.operationId, "operation.resolved");
+    expect(resolved).toHaveLength(1);
+    expect(resolved[0]).toMatchObject({ actor: `webhook:${eventId}`, reason: `resolved by webhook ${eventId}` });
+    // The attempt is still the agent's to close: nothing marked it lost.
+    const attempt = await app.db.attempt.findFirstOrThrow({ where: { operationId: op.operationId } });
+    expect(attempt.outcome).toBeNull();
+  });
+
+  it("the agent's later complete with the same outcome gets 200 and changes nothing but its attempt", async () => {
+    const op = await claimNew();
+    await send("ticket.created", op.operationId);
+    const settled = await operation(op.operationId);
+
+    const res = await complete(op, "succeeded", { result: { statusCode: 201, body: { ticket: "T-9" }, resourceId: "T-9" } });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.state).toBe("succeeded");
+    const after = await operation(op.operationId);
+    expect(after.flaggedAt).toBeNull();
+    expect(after.resolution).toEqual(settled.resolution);
+    expect((await app.db.attempt.findFirstOrThrow({ where: { operationId: op.operationId } })).outcome).toBe("succeeded");
+    // An agent retrying the claim gets the stored outcome.
+    const replay = await call(app.baseUrl, "GET", `/api/v1/operations/${op.operationId}`, { key: acme.agent });
+    expect(replay.body.state).toBe("succeeded");
+  });
+
+  it("the agent's later complete with a different outcome gets 409 already-resolved, and the conflict is flagged", async () => {
+    const op = await claimNew();
+    await send("ticket.rejected", op.operationId);
+    expect((await operation(op.operationId)).state).toBe("failed");
+
+    const res = await complete(op, "succeeded", { result: { statusCode: 201, resourceId: "T-10" } });
+
+    expect([res.status, res.body.code], res.text).toEqual([409, "already-resolved"]);
+    const after = await operation(op.operationId);
+    expect(after.state).toBe("failed");
+    expect(after.flaggedAt).not.toBeNull();
+    expect(after.flagReason).toContain("reported succeeded");
+    expect(await audits(op.operationId, "operation.complete_conflict")).toHaveLength(1);
+  });
+
+  it("settles a processing operation whose lease expired (named by its downstream key)", async () => {
+    const op = await claimNew(acme, SHORT);
+    await waitUntilLeaseExpired(app.db, op.operationId);
+
+    const res = await send("ticket.rejected", op.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    const stored = await operation(op.operationId);
+    expect(stored.state).toBe("failed");
+    expect(stored.resolution).toMatchObject({ via: "webhook", fromState: "processing" });
+    expect((await app.db.attempt.findFirstOrThrow({ where: { operationId: op.operationId } })).outcome).toBe("lease_lost");
+    // Late complete after the expired lease, disagreeing: refused and flagged.
+    const late = await complete(op, "succeeded");
+    expect([late.status, late.body.code]).toEqual([409, "already-resolved"]);
+  });
+});
+
+describe("a webhook after the agent's complete", () => {
+  it("agreeing: the event is matched and the operation unchanged", async () => {
+    const op = await claimNew();
+    expect((await complete(op, "succeeded", { result: { statusCode: 201, resourceId: "T-1" } })).status).toBe(200);
+    const before = await operation(op.operationId);
+
+    const res = await send("ticket.created", op.operationId);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(op.operationId)).toEqual(before);
+    expect(await audits(op.operationId, "operation.resolved")).toHaveLength(0);
+  });
+
+  it("contradicting: the event is kept as contradicting, the operation flagged but not changed", async () => {
+    const op = await claimNew();
+    expect((await complete(op, "succeeded", { result: { statusCode: 201, resourceId: "T-2" } })).status).toBe(200);
+    const before = await operation(op.operationId);
+
+    const res = await send("ticket.rejected", op.operationId);
+
+    expect(res.body.status).toBe("contradicting");
+    const after = await operation(op.operationId);
+    expect([after.state, after.result, after.resolution]).toEqual([before.state, before.result, before.resolution]);
+    expect(after.flaggedAt).not.toBeNull();
+    expect(after.flagReason).toContain(res.body.eventId);
+    expect(await event(res.body.eventId)).toMatchObject({ status: "contradicting", operationId: op.operationId, outcome: "failed" });
+    const conflict = await audits(op.operationId, "operation.webhook_conflict");
+    expect(conflict).toHaveLength(1);
+    expect(conflict[0]!.actor).toBe(`webhook:${res.body.eventId}`);
+  });
+});
+
+describe("a webhook for an unknown outcome", () => {
+  it("settles it (by downstream key), and claims of the same key then replay the outcome", async () => {
+    const idem = `idem-${randomUUID()}`;
+    const claimed = await claim(app.baseUrl, acme.agent, idem, { tool: TOOL, args: { n: 1 } });
+    const op = { operationId: claimed.body.operationId, token: claimed.body.attempt.fencingToken, downstreamKey: claimed.body.downstreamKey };
+    expect((await complete(op, "unknown", { error: { code: "timeout", message: "provider timed out" } })).status).toBe(200);
+    expect((await operation(op.operationId)).state).toBe("unknown");
+
+    const res = await send("ticket.created", op.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    const stored = await operation(op.operationId);
+    expect(stored.state).toBe("succeeded");
+    expect(stored.resolution).toMatchObject({ via: "webhook", fromState: "unknown", by: `webhook:${res.body.eventId}` });
+    const replay = await claim(app.baseUrl, acme.agent, idem, { tool: TOOL, args: { n: 1 } });
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+  });
+});
+
+describe("events that wait in the inbox", () => {
+  it("naming another tenant's operation: unmatched, and that operation is untouched", async () => {
+    const foreign = await claimNew(globex);
+    const before = await operation(foreign.operationId);
+
+    for (const value of [foreign.operationId, foreign.downstreamKey]) {
+      const res = await send("ticket.created", value);
+      expect(res.body.status).toBe("unmatched");
+      expect(await event(res.body.eventId)).toMatchObject({ status: "unmatched", operationId: null, tenantId: acme.tenantId, correlationValue: value });
+    }
+    expect(await operation(foreign.operationId)).toEqual(before);
+  });
+
+  it("naming nothing known, or without the correlation field: unmatched", async () => {
+    expect((await send("ticket.created", "op_does_not_exist")).body.status).toBe("unmatched");
+    const res = await send("ticket.created", null);
+    expect(res.body.status).toBe("unmatched");
+    expect((await event(res.body.eventId)).correlationValue).toBeNull();
+  });
+
+  it("with an event type that maps to no outcome: unmapped, tied to the operation, which is untouched", async () => {
+    const op = await claimNew();
+    const before = await operation(op.operationId);
+
+    const res = await send("ticket.updated", op.operationId);
+
+    expect(res.body.status).toBe("unmapped");
+    expect(await event(res.body.eventId)).toMatchObject({ status: "unmapped", operationId: op.operationId, outcome: null });
+    expect(await operation(op.operationId)).toEqual(before);
+  });
+});
+
+describe("duplicates", () => {
+  it("20 concurrent deliveries of one event over two instances: one stored event, one resolution, 19 duplicates", async () => {
+    const op = await claimNew();
+    const signed = signStandard(secret, ticketEvent("ticket.created", op.operationId));
+
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => deliver(app.servers[i % 2]!.baseUrl, connectionId, signed)),
+    );
+
+    expect(replies.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const fresh = replies.filter((r) => r.body.duplicate === false);
+    expect(fresh).toHaveLength(1);
+    expect(replies.filter((r) => r.body.duplicate === true)).toHaveLength(19);
+    for (const r of replies) expect(r.body.eventId).toBe(fresh[0]!.body.eventId);
+    expect(await app.db.webhookEvent.count({ where: { connectionId, providerEventId: signed.id } })).toBe(1);
+    expect(await audits(op.operationId, "operation.resolved")).toHaveLength(1);
+    expect((await operation(op.operationId)).state).toBe("succeeded");
+  });
+
+  it("a redelivery later, even with a changed body, answers 200 { duplicate: true } and acts no more", async () => {
+    const op = await claimNew();
+    const first = await send("ticket.created", op.operationId, { id: "msg_redelivered" });
+    const settled = await operation(op.operationId);
+
+    const again = await send("ticket.rejected", op.operationId, { id: "msg_redelivered" });
+
+    expect(again.body).toEqual({ duplicate: true, eventId: first.body.eventId });
+    expect(await operation(op.operationId)).toEqual(settled);
+  });
+});
+
+describe("payload retention", () => {
+  it("prunes payloads past the connection's retention; the event row and its match survive; `tollgate prune` does it too", async () => {
+    const op = await claimNew();
+    const old = await send("ticket.created", op.operationId);
+    const recent = await send("ticket.created", null);
+    await app.db.$executeRaw`UPDATE webhook_event SET received_at = now() - interval '31 days' WHERE id = ${old.body.eventId}`;
+
+    const pruned = await pruneWebhookPayloads(app.db);
+
+    expect(pruned).toBe(1);
+    const kept = await event(old.body.eventId);
+    expect(kept).toMatchObject({ payload: null, status: "matched", operationId: op.operationId, outcome: "succeeded" });
+    expect(kept.payloadPrunedAt).not.toBeNull();
+    expect((await event(recent.body.eventId)).payload).not.toBeNull();
+    expect(await pruneWebhookPayloads(app.db)).toBe(0);
+
+    // Thirty days from now, the recent one goes too: through the CLI the operator runs.
+    await app.db.$executeRaw`UPDATE webhook_event SET received_at = now() - interval '30 days 1 minute' WHERE id = ${recent.body.eventId}`;
+    const cli = spawnSync(path.resolve("node_modules", ".bin", "tsx"), ["lib/cli/main.ts", "prune"], {
+      env: { ...process.env, DATABASE_URL: app.url, LOG_LEVEL: "silent" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain("Pruned 1 webhook payload(s)");
+    expect((await event(recent.body.eventId)).payload).toBeNull();
+  });
+});
