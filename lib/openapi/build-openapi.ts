@@ -13,6 +13,7 @@ import {
 } from "@/lib/operations/operation-schemas";
 import { approvalListSchema, approvalViewSchema, decisionRequestSchema } from "@/lib/approvals/approval-schemas";
 import { toolDefinitionSchema } from "@/lib/tools/tool-schema";
+import { webhookConnectionRequestSchema, webhookConnectionViewSchema, webhookIngestResponseSchema } from "@/lib/webhooks/webhook-schemas";
 import { toolViewSchema } from "@/lib/tools/tool-view";
 
 // OpenAPI 3.1 generated from the very zod schemas the handlers validate with: JSON Schema
@@ -154,6 +155,32 @@ export function buildOpenApi(): Record<string, unknown> {
           responses: {
             "200": { description: "The decided approval", ...json({ $ref: "#/components/schemas/Approval" }) },
             ...errors("400", "401", "403", "404", "409", "413", "415"),
+          },
+        },
+      },
+      "/api/v1/webhook-connections/{name}": {
+        parameters: [idParam("name")],
+        put: {
+          summary: "Create (201) or replace (200) a provider's webhook connection; secrets are never returned",
+          security,
+          requestBody: { required: true, ...json(input(webhookConnectionRequestSchema)) },
+          responses: {
+            "200": { description: "Replaced", ...json(output(webhookConnectionViewSchema)) },
+            "201": { description: "Created", ...json(output(webhookConnectionViewSchema)) },
+            ...errors("400", "401", "403", "413", "415"),
+          },
+        },
+        get: { summary: "Read a webhook connection (never its secrets)", security, responses: { "200": { description: "The connection", ...json(output(webhookConnectionViewSchema)) }, ...errors("400", "401", "403", "404") } },
+      },
+      "/api/v1/webhooks/{connectionId}": {
+        parameters: [idParam("connectionId")],
+        post: {
+          summary: "A provider's signed event (Standard Webhooks or Stripe signature; no API key)",
+          requestBody: { required: true, ...json({ type: "object", description: "The provider's event, verified over its raw bytes" }) },
+          responses: {
+            "200": { description: "Stored (status says what it did) or a duplicate delivery", ...json(output(webhookIngestResponseSchema)) },
+            "400": problem("invalid-signature (bad or missing signature, timestamp outside tolerance), invalid-json, invalid-request"),
+            ...errors("404", "413", "415"),
           },
         },
       },
