@@ -1,4 +1,6 @@
 import type { Db } from "@/lib/db";
+import { sideEffectsTraceSource } from "@/lib/side-effects/side-effect-trace-source";
+import { probesTraceSource } from "@/lib/probes/probe-trace-source";
 
 // The operation trace: ONE timeline, oldest first, of everything that happened to an
 // operation. Each kind of event comes from a source (claim, attempts, approvals, resolutions,
@@ -468,7 +470,8 @@ const countersSource = defineSource({
 });
 
 // Order matters only for audit matching: attempts take their audit events first.
-export const traceSources: TraceSource<unknown>[] = [attemptsSource, claimSource, approvalsSource, resolutionsSource, flagSource, countersSource];
+export const traceSources: TraceSource<unknown>[] = [attemptsSource, claimSource, approvalsSource, resolutionsSource, flagSource, countersSource,
+  defineSource(sideEffectsTraceSource), defineSource(probesTraceSource)];
 
 function auditEntry(a: TraceAudit): TraceEntry {
   const before = (a.before as { state?: string } | null)?.state;

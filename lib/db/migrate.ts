@@ -3,6 +3,7 @@
 // the folder stays usable by anyone with the normal Prisma CLI.
 import pg from "pg";
 import { loadMigrations, NO_FILTER, withEngine } from "./schema-engine";
+import { migrateJobQueue } from "../jobs/job-queue-schema";
 
 // Our own advisory-lock key ("Toll" in ASCII). Deliberately not Prisma's 72707369: if the
 // engine ever takes that one on its own connection, sharing it would deadlock against us.
@@ -34,6 +35,9 @@ export async function migrate(opts: {
       );
       for (const name of appliedMigrationNames) log(`applied migration ${name}`);
       if (appliedMigrationNames.length === 0) log("database schema is up to date");
+      // The job queue's own schema (graphile_worker), under the same lock: the outbox triggers
+      // enqueue into it, so it must exist wherever our migrations do.
+      await migrateJobQueue({ databaseUrl: opts.databaseUrl, log });
       return { applied: appliedMigrationNames };
     } finally {
       await lockConn.query("SELECT pg_advisory_unlock($1)", [MIGRATE_LOCK_KEY]);

@@ -1,0 +1,40 @@
+import type { TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation-trace";
+
+// The operation trace's reconciliation probes: one entry per probe the worker sent for an
+// unknown operation, from the audit events tollgate_record_probe writes. A conclusive probe is
+// followed (same instant) by the resolution it made, whose "Via" reads "probe".
+
+type ProbeAfter = { probe?: number; verdict?: string; status?: number | null; resolved?: string };
+
+const outcomes: Record<string, { title: string; tone: TraceTone }> = {
+  succeeded: { title: "found the effect: resolved by probe", tone: "ok" },
+  failed: { title: "says the call failed: resolved by probe", tone: "bad" },
+  not_found: { title: "not found: inconclusive, stays unknown", tone: "warn" },
+  inconclusive: { title: "inconclusive: stays unknown", tone: "warn" },
+  skipped: { title: "could not be sent", tone: "warn" },
+};
+
+export const probesTraceSource: TraceSource<undefined> = {
+  name: "probes",
+  build: (ctx) =>
+    ctx.takeAudits((e) => e.action === "operation.probed").map((a): TraceEntry => {
+      const after = (a.after ?? {}) as ProbeAfter;
+      const how = outcomes[after.verdict ?? ""] ?? { title: after.verdict ?? "done", tone: "info" as const };
+      const conclusive = after.verdict === "succeeded" || after.verdict === "failed";
+      return {
+        key: `probe-${a.id}`,
+        at: a.at,
+        kind: "probe",
+        tone: how.tone,
+        rank: 4,
+        title: `Probe ${after.probe ?? "?"} ${conclusive && after.resolved !== "resolved" ? `${after.verdict}, but the operation was already settled` : how.title}`,
+        actor: a.actor,
+        fields: [
+          ...(after.status ? [{ label: "Provider answered", value: String(after.status) }] : []),
+          ...(a.reason ? [{ label: "Reason", value: a.reason }] : []),
+        ],
+        json: [],
+        audit: [a],
+      };
+    }),
+};

@@ -1,0 +1,247 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { downstreamKey } from "@/lib/operations/downstream-key";
+import { getOperationTrace } from "@/lib/console/operation-trace";
+import { call, claim, type Reply } from "../support/http";
+import { seedTenant, startTestApp, TEST_SECRET, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitUntilLeaseExpired } from "../support/wait-for-lease";
+
+// PUT /api/v1/operations/{id}/side-effects/{name}: intent is recorded before the provider call
+// and returns the effect's own downstream key, the same for every attempt and takeover; the state
+// then only moves forward; every write is fenced by the lease holder's token and audited.
+
+let app: TestApp;
+let acme: TenantKeys;
+let globex: TenantKeys;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  globex = await seedTenant(app.db, "globex");
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+let toolCounter = 0;
+async function createTool(policy: Record<string, unknown> = {}, keys = acme): Promise<string> {
+  const name = `fx.tool-${++toolCounter}`;
+  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy } });
+  expect(res.status, res.text).toBe(201);
+  return name;
+}
+
+type Claimed = { operationId: string; token: string; idem: string; downstreamKey: string };
+async function claimNew(tool: string, keys = acme, idem = `idem-${randomUUID()}`): Promise<Claimed> {
+  const res = await claim(app.baseUrl, keys.agent, idem, { tool, args: { amount: 4200 } });
+  expect(res.status, res.text).toBe(201);
+  return { operationId: res.body.operationId, token: res.body.attempt.fencingToken, idem, downstreamKey: res.body.downstreamKey };
+}
+
+function putEffect(operationId: string, name: string, body: Record<string, unknown>, key = acme.agent): Promise<Reply> {
+  return call(app.baseUrl, "PUT", `/api/v1/operations/${operationId}/side-effects/${name}`, { key, body });
+}
+
+function expectProblem(res: Reply, status: number, code: string): void {
+  expect(res.status, res.text).toBe(status);
+  expect(res.headers.get("content-type")).toBe("application/problem+json");
+  expect(res.body).toMatchObject({ status, code });
+}
+
+const effectsOf = (operationId: string) => app.db.sideEffect.findMany({ where: { operationId }, orderBy: { name: "asc" } });
+const auditsOf = (operationId: string) =>
+  app.db.auditEvent.findMany({ where: { targetId: operationId, action: { startsWith: "side_effect." } }, orderBy: { id: "asc" } });
+
+describe("recording a side effect", () => {
+  it("intent first: its own downstream key (derived from operation and name), then forward through sent and confirmed, each change audited", async () => {
+    const op = await claimNew(await createTool());
+
+    const intended = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+
+    expect(intended.status, intended.text).toBe(200);
+    const key = downstreamKey({ secret: TEST_SECRET, tenantId: acme.tenantId, operationId: op.operationId, effect: "charge" });
+    expect(intended.body).toMatchObject({ name: "charge", provider: "stripe", state: "intended", downstreamKey: key, attempt: 1, providerRequestId: null });
+    expect(key).not.toBe(op.downstreamKey);
+
+    const sent = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "sent", providerRequestId: "req_1" });
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body).toMatchObject({ state: "sent", providerRequestId: "req_1", downstreamKey: key });
+
+    const confirmed = await putEffect(op.operationId, "charge", {
+      fencingToken: op.token,
+      provider: "stripe",
+      state: "confirmed",
+      providerResourceId: "ch_1",
+    });
+    expect(confirmed.status, confirmed.text).toBe(200);
+    expect(confirmed.body).toMatchObject({ state: "confirmed", providerRequestId: "req_1", providerResourceId: "ch_1", downstreamKey: key });
+
+    expect(await effectsOf(op.operationId)).toMatchObject([
+      { name: "charge", state: "confirmed", downstreamKey: key, providerRequestId: "req_1", providerResourceId: "ch_1", attemptNumber: 1 },
+    ]);
+    const audits = await auditsOf(op.operationId);
+    expect(audits.map((a) => [a.action, a.actor.startsWith("api-key:")])).toEqual([
+      ["side_effect.intended", true],
+      ["side_effect.sent", true],
+      ["side_effect.confirmed", true],
+    ]);
+  });
+
+  it("repeating a state, or announcing intent again, is 200 with no change and no audit row", async () => {
+    const op = await claimNew(await createTool());
+    const body = { fencingToken: op.token, provider: "stripe", state: "sent", providerRequestId: "req_9" };
+    const first = await putEffect(op.operationId, "charge", body);
+    const again = await putEffect(op.operationId, "charge", body);
+    const intentAgain = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+
+    expect(first.status, first.text).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    // Intent announced again answers with the effect as it stands: it was already sent.
+    expect(intentAgain.body).toMatchObject({ state: "sent", providerRequestId: "req_9", downstreamKey: first.body.downstreamKey });
+    expect((await auditsOf(op.operationId)).map((a) => a.action)).toEqual(["side_effect.sent"]);
+  });
+
+  it("states never move backwards, nor from one final state to the other; recorded provider details are never overwritten (409, nothing stored)", async () => {
+    const op = await claimNew(await createTool());
+    const base = { fencingToken: op.token, provider: "stripe" };
+    expect((await putEffect(op.operationId, "charge", { ...base, state: "confirmed", providerRequestId: "req_1", providerResourceId: "ch_1" })).status).toBe(200);
+
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...base, state: "sent" }, "side-effect-backwards"],
+      [{ ...base, state: "unknown" }, "side-effect-backwards"],
+      [{ ...base, state: "failed" }, "side-effect-backwards"],
+      [{ ...base, provider: "adyen", state: "confirmed" }, "side-effect-mismatch"],
+      [{ ...base, state: "confirmed", providerRequestId: "req_other" }, "side-effect-mismatch"],
+      [{ ...base, state: "confirmed", providerResourceId: "ch_other" }, "side-effect-mismatch"],
+    ];
+    for (const [body, code] of cases) {
+      const res = await putEffect(op.operationId, "charge", body);
+      expectProblem(res, 409, code);
+      expect(res.body.sideEffect).toMatchObject({ name: "charge", state: "confirmed", providerResourceId: "ch_1" });
+    }
+    expect(await effectsOf(op.operationId)).toMatchObject([{ state: "confirmed", provider: "stripe", providerRequestId: "req_1", providerResourceId: "ch_1" }]);
+    expect((await auditsOf(op.operationId)).length).toBe(1);
+  });
+
+  it("unknown may still become confirmed or failed (the executor learned more); sent may skip to failed", async () => {
+    const op = await claimNew(await createTool());
+    const base = { fencingToken: op.token, provider: "mail" };
+    expect((await putEffect(op.operationId, "email", { ...base, state: "unknown" })).body).toMatchObject({ state: "unknown" });
+    expect((await putEffect(op.operationId, "email", { ...base, state: "confirmed" })).body).toMatchObject({ state: "confirmed" });
+    expect((await putEffect(op.operationId, "sms", { ...base, state: "sent" })).body).toMatchObject({ state: "sent" });
+    expect((await putEffect(op.operationId, "sms", { ...base, state: "failed" })).body).toMatchObject({ state: "failed" });
+    const names = await effectsOf(op.operationId);
+    expect(names.map((e) => [e.name, e.state])).toEqual([
+      ["email", "confirmed"],
+      ["sms", "failed"],
+    ]);
+    // Two effects of one operation never share a downstream key.
+    expect(names[0]!.downstreamKey).not.toBe(names[1]!.downstreamKey);
+  });
+});
+
+describe("fenced like complete", () => {
+  it("a stale or made-up token, a completed operation, and another tenant's operation are refused; nothing is stored", async () => {
+    const tool = await createTool();
+    const op = await claimNew(tool);
+    const done = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "succeeded", result: { statusCode: 201 } },
+    });
+    expect(done.status, done.text).toBe(200);
+    const live = await claimNew(tool);
+
+    expectProblem(await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" }), 409, "lease-lost");
+    expectProblem(await putEffect(live.operationId, "charge", { fencingToken: "999999999", provider: "stripe", state: "intended" }), 409, "lease-lost");
+    expectProblem(await putEffect(live.operationId, "charge", { fencingToken: live.token, provider: "stripe", state: "intended" }, globex.agent), 404, "operation-not-found");
+    expectProblem(await putEffect("op_does_not_exist", "charge", { fencingToken: live.token, provider: "stripe", state: "intended" }), 404, "operation-not-found");
+    expect(await effectsOf(op.operationId)).toEqual([]);
+    expect(await effectsOf(live.operationId)).toEqual([]);
+  });
+
+  it("only agent and admin keys may record; bad bodies and names are 400 and store nothing", async () => {
+    const op = await claimNew(await createTool());
+    const ok = { fencingToken: op.token, provider: "stripe", state: "intended" };
+    expectProblem(await putEffect(op.operationId, "charge", ok, acme.approver), 403, "forbidden");
+    const noKey = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/charge`, { body: ok });
+    expectProblem(noKey, 401, "unauthorized");
+    const bad: [string, unknown][] = [
+      ["charge", { ...ok, state: "done" }],
+      ["charge", { ...ok, provider: "" }],
+      ["charge", { ...ok, fencingToken: "abc" }],
+      ["charge", { ...ok, extra: 1 }],
+      ["charge", { ...ok, providerRequestId: "" }],
+      ["-bad-name", ok],
+      ["x".repeat(101), ok],
+      ["charge", "not an object"],
+    ];
+    for (const [name, body] of bad) expectProblem(await putEffect(op.operationId, name, body as Record<string, unknown>), 400, "invalid-request");
+    const wrongType = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/charge`, {
+      key: acme.agent,
+      rawBody: JSON.stringify(ok),
+      headers: { "content-type": "text/plain" },
+    });
+    expectProblem(wrongType, 415, "unsupported-media-type");
+    expect(await effectsOf(op.operationId)).toEqual([]);
+  });
+
+  it("a new effect needs a live lease: after expiry (no takeover yet) intent is refused, while the existing effect can still be reported", async () => {
+    const op = await claimNew(await createTool({ leaseSeconds: 1, takeover: "never" }));
+    expect((await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "sent" })).status).toBe(200);
+    await waitUntilLeaseExpired(app.db, op.operationId);
+
+    const late = await putEffect(op.operationId, "refund", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_7" });
+
+    expectProblem(late, 409, "lease-lost");
+    expect(late.body.detail).toMatch(/heartbeat/);
+    expect(report.status, report.text).toBe(200);
+    expect((await effectsOf(op.operationId)).map((e) => [e.name, e.state])).toEqual([["charge", "confirmed"]]);
+  });
+});
+
+describe("takeover", () => {
+  it("the attempt that takes over gets the same effect key and sees how far the first got; the first attempt's token is fenced off", async () => {
+    const tool = await createTool({ leaseSeconds: 1, takeover: "deduplicated", maxAttempts: 3 });
+    const first = await claimNew(tool);
+    const a = await putEffect(first.operationId, "charge", { fencingToken: first.token, provider: "stripe", state: "intended" });
+    await putEffect(first.operationId, "charge", { fencingToken: first.token, provider: "stripe", state: "sent", providerRequestId: "req_a" });
+    await waitUntilLeaseExpired(app.db, first.operationId);
+
+    const second = await claim(app.baseUrl, acme.agent, first.idem, { tool, args: { amount: 4200 } });
+    expect(second.status, second.text).toBe(201);
+    expect(second.body.attempt.number).toBe(2);
+    const b = await putEffect(first.operationId, "charge", { fencingToken: second.body.attempt.fencingToken, provider: "stripe", state: "intended" });
+
+    expect(b.status, b.text).toBe(200);
+    expect(b.body).toMatchObject({ downstreamKey: a.body.downstreamKey, state: "sent", providerRequestId: "req_a", attempt: 1 });
+    expectProblem(await putEffect(first.operationId, "charge", { fencingToken: first.token, provider: "stripe", state: "confirmed" }), 409, "lease-lost");
+
+    const confirmed = await putEffect(first.operationId, "charge", {
+      fencingToken: second.body.attempt.fencingToken,
+      provider: "stripe",
+      state: "confirmed",
+      providerResourceId: "ch_b",
+    });
+    expect(confirmed.body).toMatchObject({ state: "confirmed", attempt: 2, downstreamKey: a.body.downstreamKey });
+  });
+});
+
+describe("the trace", () => {
+  it("shows each recorded state of each effect with its downstream key", async () => {
+    const op = await claimNew(await createTool());
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_5" });
+
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+
+    const entries = trace!.timeline.filter((e) => e.kind === "side-effect");
+    expect(entries.map((e) => e.title)).toEqual(['Side effect "charge" intended (recorded before the call)', 'Side effect "charge" confirmed by the provider']);
+    const key = downstreamKey({ secret: TEST_SECRET, tenantId: acme.tenantId, operationId: op.operationId, effect: "charge" });
+    expect(entries[0]!.fields).toContainEqual({ label: "Downstream key", value: key, format: "mono" });
+    expect(entries[1]!.fields).toContainEqual({ label: "Provider resource", value: "ch_5", format: "mono" });
+    // Each audit row lands in exactly one entry: none is left over as a bare audit entry.
+    expect(trace!.timeline.filter((e) => e.kind === "audit" && e.title.startsWith("side_effect"))).toEqual([]);
+  });
+});
