@@ -1,4 +1,5 @@
 import type { Db } from "@/lib/db";
+import { webhookEventsTraceSource } from "@/lib/console/webhook-trace-source";
 import { sideEffectsTraceSource } from "@/lib/side-effects/side-effect-trace-source";
 import { probesTraceSource } from "@/lib/probes/probe-trace-source";
 
@@ -471,6 +472,7 @@ const countersSource = defineSource({
 
 // Order matters only for audit matching: attempts take their audit events first.
 export const traceSources: TraceSource<unknown>[] = [attemptsSource, claimSource, approvalsSource, resolutionsSource, flagSource, countersSource,
+  defineSource(webhookEventsTraceSource),
   defineSource(sideEffectsTraceSource), defineSource(probesTraceSource)];
 
 function auditEntry(a: TraceAudit): TraceEntry {

@@ -5,6 +5,7 @@ import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
 import { countReconcileQueue } from "@/lib/console/reconcile-queue";
 import { countPendingApprovals } from "@/lib/approvals/list-approvals";
+import { countInbox } from "@/lib/console/webhook-inbox";
 import { NavLinks, type NavItem } from "@/components/shell/nav-links";
 import { TenantSwitcher } from "@/components/shell/tenant-switcher";
 import { SignOutButton } from "@/components/shell/sign-out-button";
@@ -18,15 +19,17 @@ const BADGE_CAP = 1000;
 export default async function ConsoleLayout({ children, params }: { children: ReactNode; params: Promise<{ tenant: string }> }) {
   const { tenant: slug } = await params;
   const { user, tenant } = await requireConsole(slug);
-  const [waiting, approvals] = await Promise.all([
+  const [waiting, approvals, inbox] = await Promise.all([
     countReconcileQueue({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }),
     countPendingApprovals({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }),
+    can(user.role, "match-webhooks") ? countInbox({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }) : 0,
   ]);
   const base = `/t/${tenant.slug}`;
   const items: NavItem[] = [
     { href: base, label: "Overview" },
     { href: `${base}/operations`, label: "Operations" },
     { href: `${base}/reconcile`, label: "Reconcile", count: waiting, countLabel: waiting >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
+    ...(can(user.role, "match-webhooks") ? [{ href: `${base}/inbox`, label: "Inbox", count: inbox, countLabel: inbox >= BADGE_CAP ? `${BADGE_CAP}+` : undefined }] : []),
     { href: `${base}/approvals`, label: "Approvals", count: approvals, countLabel: approvals >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
     { href: `${base}/tools`, label: "Tools" },
     ...(can(user.role, "administer") ? [{ href: `${base}/api-keys`, label: "API keys" }, { href: `${base}/users`, label: "Users" }] : []),

@@ -1,0 +1,169 @@
+"use client";
+
+import Link from "next/link";
+import { useState } from "react";
+import { useRouter } from "next/navigation";
+import type { InboxEvent } from "@/lib/console/webhook-inbox";
+import { JsonView } from "@/components/ui/json-view";
+import { StateBadge } from "@/components/ui/state-badge";
+import { TimeAgo } from "@/components/ui/time-ago";
+import { MatchDialog, type MatchTarget } from "./match-dialog";
+import { IgnoreDialog } from "./ignore-dialog";
+
+const statusText: Record<InboxEvent["status"], { label: string; className: string; why: string }> = {
+  unmatched: { label: "unmatched", className: "badge warn", why: "No operation of this tenant has its correlation value." },
+  unmapped: { label: "unmapped", className: "badge warn", why: "Its event type maps to no outcome in the connection: say what it means." },
+  contradicting: { label: "contradicting", className: "badge danger", why: "It contradicts the outcome already recorded; the operation is flagged, not changed." },
+};
+
+export type Done = { kind: "matched"; eventId: string; operationId: string; state: string } | { kind: "ignored"; eventId: string };
+
+// The inbox's events, each with its candidate operations. Matching or ignoring opens a dialog;
+// the server decides (compare-and-set), and the page refreshes to what is stored.
+export function InboxList({ events, tenant, canMatch, actor, now }: { events: InboxEvent[]; tenant: string; canMatch: boolean; actor: string; now: number }) {
+  const router = useRouter();
+  const [matching, setMatching] = useState<MatchTarget | null>(null);
+  const [ignoring, setIgnoring] = useState<InboxEvent | null>(null);
+  const [done, setDone] = useState<Done | null>(null);
+  const finish = (result: Done) => {
+    setMatching(null);
+    setIgnoring(null);
+    setDone(result);
+    router.refresh();
+  };
+  return (
+    <div className="stack">
+      {done ? <DoneNotice done={done} tenant={tenant} onDismiss={() => setDone(null)} /> : null}
+      {events.map((e) => (
+        <article key={e.id} className="panel stack inbox-event" aria-label={`Webhook event ${e.id}`}>
+          <div className="row" style={{ justifyContent: "space-between", flexWrap: "wrap" }}>
+            <div className="row">
+              <code>{e.eventType || "(no type)"}</code>
+              <span className={statusText[e.status].className}>{statusText[e.status].label}</span>
+              <span className="muted">
+                from <strong>{e.connectionName}</strong> · received <TimeAgo at={e.receivedAt} now={now} />
+              </span>
+            </div>
+            {canMatch ? (
+              <div className="row">
+                <button type="button" onClick={() => setMatching({ event: e, operationId: "" })}>
+                  Match to an operation id…
+                </button>
+                <button type="button" onClick={() => setIgnoring(e)} aria-label={`Ignore ${e.id}`}>
+                  Ignore…
+                </button>
+              </div>
+            ) : null}
+          </div>
+          <p className="muted small">{statusText[e.status].why}</p>
+          <dl className="kv">
+            <dt>Webhook event</dt>
+            <dd className="mono">{e.id}</dd>
+            <dt>Provider event</dt>
+            <dd className="mono">{e.providerEventId}</dd>
+            <dt>Correlation value</dt>
+            <dd>{e.correlationValue ? <code>{e.correlationValue}</code> : <span className="muted">none in the payload</span>}</dd>
+            <dt>Outcome it says</dt>
+            <dd>{e.outcome ?? <span className="muted">none: its type is not in the connection&apos;s outcome map</span>}</dd>
+            {e.operationId ? (
+              <>
+                <dt>Names operation</dt>
+                <dd>
+                  <Link href={`/t/${tenant}/operations/${e.operationId}`} className="mono">
+                    {e.operationId}
+                  </Link>{" "}
+                  {e.operationState ? <StateBadge state={e.operationState} /> : null}
+                </dd>
+              </>
+            ) : null}
+          </dl>
+          {e.payloadPrunedAt ? (
+            <p className="muted small">Payload pruned {e.payloadPrunedAt.slice(0, 10)} (past the connection&apos;s retention).</p>
+          ) : (
+            <JsonView label="Payload" value={e.payload} />
+          )}
+          <Candidates event={e} tenant={tenant} canMatch={canMatch} now={now} onMatch={(operationId) => setMatching({ event: e, operationId })} />
+        </article>
+      ))}
+      {matching ? <MatchDialog tenant={tenant} target={matching} actor={actor} onClose={() => setMatching(null)} onDone={finish} /> : null}
+      {ignoring ? <IgnoreDialog tenant={tenant} event={ignoring} actor={actor} onClose={() => setIgnoring(null)} onDone={finish} /> : null}
+    </div>
+  );
+}
+
+function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEvent; tenant: string; canMatch: boolean; now: number; onMatch: (operationId: string) => void }) {
+  if (event.candidates.length === 0) {
+    return <p className="muted small">No likely operation: none of this tenant&apos;s unknown or running operations is close in time, of the same tool family, or has a resource id from the payload.</p>;
+  }
+  return (
+    <div className="table-wrap">
+      <table className="data candidates" aria-label={`Candidate operations for ${event.id}`}>
+        <thead>
+          <tr>
+            <th scope="col">Candidate operation</th>
+            <th scope="col">Tool</th>
+            <th scope="col">State</th>
+            <th scope="col">Started</th>
+            <th scope="col">Why it may be this one</th>
+            {canMatch ? (
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            ) : null}
+          </tr>
+        </thead>
+        <tbody>
+          {event.candidates.map((c) => (
+            <tr key={c.id}>
+              <td>
+                <Link href={`/t/${tenant}/operations/${c.id}`} className="mono">
+                  {c.id}
+                </Link>
+              </td>
+              <td>
+                <code>{c.tool}</code>
+              </td>
+              <td>
+                <StateBadge state={c.state} />
+              </td>
+              <td>
+                <TimeAgo at={c.createdAt} now={now} />
+              </td>
+              <td>{c.reasons.join("; ")}</td>
+              {canMatch ? (
+                <td>
+                  <button type="button" onClick={() => onMatch(c.id)} aria-label={`Match ${event.id} to ${c.id}`}>
+                    Match…
+                  </button>
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function DoneNotice({ done, tenant, onDismiss }: { done: Done; tenant: string; onDismiss: () => void }) {
+  return (
+    <div className="notice row" role="status" style={{ justifyContent: "space-between" }}>
+      {done.kind === "matched" ? (
+        <span>
+          Matched <code>{done.eventId}</code> to{" "}
+          <Link href={`/t/${tenant}/operations/${done.operationId}`} className="mono">
+            {done.operationId}
+          </Link>
+          , now <strong>{done.state}</strong>. Its trace shows the event and who matched it.
+        </span>
+      ) : (
+        <span>
+          Ignored <code>{done.eventId}</code>. The audit log keeps who and why.
+        </span>
+      )}
+      <button type="button" className="dismiss" onClick={onDismiss} aria-label="Dismiss">
+        ×
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,90 @@
+"use client";
+
+import { useState, type FormEvent } from "react";
+import type { InboxEvent } from "@/lib/console/webhook-inbox";
+import { Modal } from "../../_components/modal";
+import { sendJson } from "../../_components/send-json";
+import type { Done } from "./inbox-list";
+
+export type MatchTarget = { event: InboxEvent; operationId: string };
+
+const outcomes = [
+  { value: "succeeded", label: "Succeeded", hint: "The effect happened. Retries with the same key get a stored success." },
+  { value: "failed", label: "Failed — nothing happened", hint: "No effect. Retries get the failure." },
+] as const;
+
+// Match an inbox event to an operation: confirm the outcome the event maps to, or choose one
+// when its type maps to none. An unknown or processing operation is settled by it; a settled
+// one is only linked, and the server refuses a link that contradicts it.
+export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant: string; target: MatchTarget; actor: string; onClose: () => void; onDone: (d: Done) => void }) {
+  const { event } = target;
+  const [operationId, setOperationId] = useState(target.operationId);
+  const [outcome, setOutcome] = useState<"succeeded" | "failed" | "">(event.outcome ?? "");
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!operationId.trim()) return setError("Enter the operation id.");
+    if (!outcome) return setError("Choose what happened.");
+    setBusy(true);
+    setError(null);
+    const res = await sendJson<{ operationId: string; state: string }>(
+      `/api/console/${encodeURIComponent(tenant)}/webhook-events/${encodeURIComponent(event.id)}/match`,
+      "POST",
+      { operationId: operationId.trim(), outcome, reason: reason.trim() || undefined },
+    );
+    setBusy(false);
+    if (!res.ok) return setError(`${res.detail.replace(/\.?$/, ".")} Nothing was changed.`);
+    onDone({ kind: "matched", eventId: event.id, operationId: res.data.operationId, state: res.data.state });
+  }
+
+  return (
+    <Modal
+      title="Match webhook event"
+      onClose={onClose}
+      description={
+        <>
+          <code>{event.eventType || "(no type)"}</code> from {event.connectionName} (<code>{event.id}</code>)
+        </>
+      }
+    >
+      <form onSubmit={submit} noValidate className="stack">
+        <label>
+          Operation id
+          <input value={operationId} onChange={(e) => setOperationId(e.target.value)} className="mono" placeholder="op_…" autoFocus={!target.operationId} />
+        </label>
+        <fieldset>
+          <legend>{event.outcome ? `The connection maps ${event.eventType} to ${event.outcome}: confirm, or correct it` : "What happened? (its type maps to no outcome)"}</legend>
+          {outcomes.map((o) => (
+            <label key={o.value} className="choice">
+              <input type="radio" name="outcome" value={o.value} checked={outcome === o.value} onChange={() => setOutcome(o.value)} />
+              <span>
+                <strong>{o.label}</strong> <span className="muted">{o.hint}</span>
+              </span>
+            </label>
+          ))}
+        </fieldset>
+        <label>
+          Note (optional)
+          <textarea value={reason} onChange={(e) => setReason(e.target.value)} maxLength={2000} placeholder="Why this operation: what you compared" />
+        </label>
+        {error ? (
+          <div className="error" role="alert">
+            {error}
+          </div>
+        ) : null}
+        <div className="row dialog-actions">
+          <span className="muted">Audited as {actor}</span>
+          <button type="button" onClick={onClose} disabled={busy}>
+            Cancel
+          </button>
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? "Matching…" : "Match"}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,64 @@
+import Link from "next/link";
+import { createLoader, parseAsString } from "nuqs/server";
+import { db } from "@/lib/db";
+import { requireConsole } from "@/lib/auth/require-console";
+import { can } from "@/lib/auth/roles";
+import { countInbox, listInbox, type InboxCursor } from "@/lib/console/webhook-inbox";
+import { PageHeader } from "@/components/ui/page-header";
+import { EmptyState } from "@/components/ui/empty-state";
+import { InboxList } from "./_components/inbox-list";
+
+export const dynamic = "force-dynamic";
+
+const PAGE_SIZE = 25;
+const loadSearchParams = createLoader({ before: parseAsString });
+
+// GET /t/{tenant}/inbox – provider webhooks nobody could act on: match them to an operation, or ignore them with a reason
+export default async function InboxPage({ params, searchParams }: { params: Promise<{ tenant: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
+  const { tenant: slug } = await params;
+  const { user, tenant } = await requireConsole(slug);
+  const { before } = await loadSearchParams(searchParams);
+  const cursor = decodeCursor(before);
+  const [page, total] = await Promise.all([
+    listInbox({ db: db(), tenantId: tenant.id, limit: PAGE_SIZE, before: cursor }),
+    countInbox({ db: db(), tenantId: tenant.id }),
+  ]);
+  const canMatch = can(user.role, "match-webhooks");
+  const base = `/t/${tenant.slug}/inbox`;
+  return (
+    <>
+      <PageHeader
+        title="Inbox"
+        description={
+          total
+            ? `${total.toLocaleString("en-US")} verified webhook event${total === 1 ? "" : "s"} Tollgate could not act on by itself, newest first: no operation matched, the event type maps to no outcome, or the event contradicts a settled outcome.`
+            : "Verified webhook events Tollgate could not act on by itself wait here."
+        }
+      />
+      {page.events.length === 0 && !cursor ? (
+        <EmptyState title="Nothing in the inbox">
+          An event lands here when its correlation value names no operation of this tenant, when its type maps to no outcome in the connection, or when
+          it contradicts an outcome already recorded. Match it to an operation (which settles an unknown one), or ignore it with a reason.
+        </EmptyState>
+      ) : (
+        <>
+          {canMatch ? null : <p className="muted small">Your role ({user.role}) can read the inbox; matching and ignoring need an operator or an admin.</p>}
+          <InboxList events={page.events} tenant={tenant.slug} canMatch={canMatch} actor={`user:${user.email}`} now={page.now} />
+          <nav className="pager" aria-label="Inbox pages">
+            <span>{cursor ? `Events received before ${cursor.receivedAt.replace("T", " ").slice(0, 19)} UTC` : `The newest ${page.events.length} of ${total}`}</span>
+            <span className="row">
+              {cursor ? <Link href={base}>Newest</Link> : null}
+              {page.next ? <Link href={`${base}?before=${encodeURIComponent(`${page.next.receivedAt}~${page.next.id}`)}`}>Older →</Link> : null}
+            </span>
+          </nav>
+        </>
+      )}
+    </>
+  );
+}
+
+// A malformed cursor starts from the newest rather than failing the page.
+function decodeCursor(value: string | null): InboxCursor | null {
+  const match = value?.match(/^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)~(.{1,100})$/);
+  return match?.[1] && match[2] ? { receivedAt: match[1], id: match[2] } : null;
+}

@@ -1,0 +1,136 @@
+import { Prisma } from "@/lib/generated/prisma/client";
+import type { Db } from "@/lib/db";
+import { rankCandidates, type InboxCandidate, type CandidateOperation } from "@/lib/console/rank-webhook-candidates";
+
+// The inbox: verified webhook events nobody could act on automatically — unmatched (no
+// operation of the tenant has the correlation value), unmapped (the event type maps to no
+// outcome) and contradicting (the settled outcome disagrees) — newest first, each with the
+// operations an operator may mean (see rank-webhook-candidates.ts).
+
+export const inboxStatuses = ["unmatched", "unmapped", "contradicting"] as const;
+export type InboxStatus = (typeof inboxStatuses)[number];
+
+export type InboxEvent = {
+  id: string;
+  connectionName: string;
+  eventType: string;
+  providerEventId: string;
+  status: InboxStatus;
+  outcome: "succeeded" | "failed" | null;
+  correlationValue: string | null;
+  operationId: string | null;
+  operationState: string | null;
+  receivedAt: string;
+  payload: unknown;
+  payloadPrunedAt: string | null;
+  candidates: InboxCandidate[];
+};
+
+export type InboxCursor = { receivedAt: string; id: string };
+
+const statusList = Prisma.sql`('unmatched', 'unmapped', 'contradicting')`;
+
+export async function countInbox(options: { db: Db; tenantId: string; cap?: number }): Promise<number> {
+  const limit = options.cap === undefined ? Prisma.empty : Prisma.sql`LIMIT ${options.cap}`;
+  const rows = await options.db.$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM (SELECT 1 FROM webhook_event WHERE tenant_id = ${options.tenantId} AND status IN ${statusList} ${limit}) q`;
+  return Number(rows[0]?.n ?? 0);
+}
+
+type EventRow = {
+  id: string;
+  connection_id: string;
+  connection_name: string;
+  event_type: string;
+  provider_event_id: string;
+  status: InboxStatus;
+  outcome: "succeeded" | "failed" | null;
+  correlation_value: string | null;
+  operation_id: string | null;
+  operation_state: string | null;
+  received_at: Date;
+  payload: unknown;
+  payload_pruned_at: Date | null;
+};
+
+type PoolRow = { id: string; tool: string; state: string; principal: string; created_at: Date; resource_id: string | null };
+
+// How far before an event an operation may have started and still be a candidate.
+const WINDOW_DAYS = 7;
+
+export async function listInbox(options: { db: Db; tenantId: string; limit?: number; before?: InboxCursor | null }): Promise<{ events: InboxEvent[]; next: InboxCursor | null; now: number }> {
+  const { db, tenantId } = options;
+  const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
+  const beforeAt = options.before?.receivedAt ?? "infinity";
+  const beforeId = options.before?.id ?? "";
+  const rows = await db.$queryRaw<EventRow[]>`
+    SELECT e.id, e.connection_id, c.name AS connection_name, e.event_type, e.provider_event_id, e.status::text AS status, e.outcome,
+      e.correlation_value, e.operation_id, o.state::text AS operation_state, e.received_at, e.payload, e.payload_pruned_at
+    FROM webhook_event e
+    JOIN webhook_connection c ON c.id = e.connection_id
+    LEFT JOIN operation o ON o.id = e.operation_id AND o.tenant_id = e.tenant_id
+    WHERE e.tenant_id = ${tenantId} AND e.status IN ${statusList}
+      AND (e.received_at, e.id) < (${beforeAt}::timestamptz, ${options.before ? beforeId : "~"})
+    ORDER BY e.received_at DESC, e.id DESC LIMIT ${limit + 1}`;
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const next = rows.length > limit && last ? { receivedAt: last.received_at.toISOString(), id: last.id } : null;
+  if (page.length === 0) return { events: [], next, now: Date.now() };
+
+  const connectionIds = [...new Set(page.map((e) => e.connection_id))];
+  const oldest = new Date(Math.min(...page.map((e) => e.received_at.getTime())) - WINDOW_DAYS * 86_400_000);
+  const newest = new Date(Math.max(...page.map((e) => e.received_at.getTime())) + 3_600_000);
+  const named = page.map((e) => e.operation_id).filter((id): id is string => id !== null);
+  const [families, pool, namedOps] = await Promise.all([
+    // Tool families this connection's events matched before: what its provider is about.
+    db.$queryRaw<{ connection_id: string; family: string }[]>`
+      SELECT DISTINCT e.connection_id, split_part(o.tool, '.', 1) AS family
+      FROM webhook_event e JOIN operation o ON o.id = e.operation_id AND o.tenant_id = e.tenant_id
+      WHERE e.tenant_id = ${tenantId} AND e.connection_id IN (${Prisma.join(connectionIds)}) AND e.status = 'matched'`,
+    // Operations still waiting for an outcome around those times (the reconcile queue's partial index).
+    db.$queryRaw<PoolRow[]>`
+      SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at,
+        coalesce(o.result ->> 'resourceId', (SELECT a.provider ->> 'resourceId' FROM attempt a
+          WHERE a.tenant_id = o.tenant_id AND a.operation_id = o.id AND a.provider ->> 'resourceId' IS NOT NULL
+          ORDER BY a.number DESC LIMIT 1)) AS resource_id
+      FROM operation o
+      WHERE o.tenant_id = ${tenantId} AND o.state IN ('unknown', 'processing')
+        AND o.created_at BETWEEN ${oldest.toISOString()}::timestamptz AND ${newest.toISOString()}::timestamptz
+      ORDER BY o.created_at DESC LIMIT 500`,
+    named.length
+      ? db.$queryRaw<PoolRow[]>`
+          SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.result ->> 'resourceId' AS resource_id
+          FROM operation o WHERE o.tenant_id = ${tenantId} AND o.id IN (${Prisma.join(named)})`
+      : Promise.resolve([] as PoolRow[]),
+  ]);
+  const familiesOf = new Map<string, Set<string>>();
+  for (const f of families) familiesOf.set(f.connection_id, (familiesOf.get(f.connection_id) ?? new Set()).add(f.family));
+  const toCandidate = (r: PoolRow): CandidateOperation => ({ id: r.id, tool: r.tool, state: r.state, principal: r.principal, createdAt: r.created_at, resourceId: r.resource_id });
+  const candidatePool = pool.map(toCandidate);
+  const namedById = new Map(namedOps.map((r) => [r.id, toCandidate(r)]));
+
+  return {
+    events: page.map((e) => ({
+      id: e.id,
+      connectionName: e.connection_name,
+      eventType: e.event_type,
+      providerEventId: e.provider_event_id,
+      status: e.status,
+      outcome: e.outcome,
+      correlationValue: e.correlation_value,
+      operationId: e.operation_id,
+      operationState: e.operation_state,
+      receivedAt: e.received_at.toISOString(),
+      payload: e.payload,
+      payloadPrunedAt: e.payload_pruned_at?.toISOString() ?? null,
+      candidates: rankCandidates({
+        event: { receivedAt: e.received_at, eventType: e.event_type, connectionName: e.connection_name, payload: e.payload },
+        named: e.operation_id ? (namedById.get(e.operation_id) ?? null) : null,
+        families: familiesOf.get(e.connection_id) ?? new Set(),
+        pool: candidatePool,
+      }),
+    })),
+    next,
+    now: Date.now(),
+  };
+}

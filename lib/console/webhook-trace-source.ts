@@ -1,0 +1,100 @@
+import type { TraceAudit, TraceEntry, TraceField, TraceSource, TraceTone } from "@/lib/console/operation-trace";
+
+// The operation trace's provider webhooks: one entry per event tied to the operation (matched
+// automatically, matched or ignored by an operator from the inbox, unmapped, contradicting),
+// with its payload folded (<details>) until someone opens it, or the date it was pruned. The
+// operation's own audit events about it (a webhook's flag, an operator's link) and the event's
+// audit events (webhook_event.matched / .ignored) are shown in the same entry.
+
+type EventRow = {
+  id: string;
+  connectionName: string;
+  eventType: string;
+  providerEventId: string;
+  status: string;
+  outcome: string | null;
+  correlationValue: string | null;
+  payload: unknown;
+  payloadPrunedAt: Date | null;
+  receivedAt: Date;
+  decidedBy: string | null;
+  reason: string | null;
+};
+type EventAudit = { id: bigint; targetId: string; actor: string; action: string; reason: string | null; before: unknown; after: unknown; createdAt: Date };
+type Rows = { events: EventRow[]; audits: EventAudit[] };
+
+const field = (label: string, value: string | null | undefined, format?: TraceField["format"]): TraceField[] =>
+  value === null || value === undefined || value === "" ? [] : [{ label, value, format }];
+
+const tones: Record<string, TraceTone> = { matched: "ok", unmatched: "warn", unmapped: "warn", contradicting: "bad", ignored: "info" };
+
+export const webhookEventsTraceSource: TraceSource<Rows> = {
+  name: "webhook-events",
+  load: async (q) => {
+    const [events, audits] = await Promise.all([
+      q.db.$queryRaw<EventRow[]>`
+        SELECT e.id, c.name AS "connectionName", e.event_type AS "eventType", e.provider_event_id AS "providerEventId",
+          e.status::text AS status, e.outcome, e.correlation_value AS "correlationValue", e.payload,
+          e.payload_pruned_at AS "payloadPrunedAt", e.received_at AS "receivedAt", e.decided_by AS "decidedBy", e.reason
+        FROM webhook_event e JOIN webhook_connection c ON c.id = e.connection_id
+        WHERE e.tenant_id = ${q.tenantId} AND e.operation_id = ${q.operationId}
+        ORDER BY e.received_at, e.id`,
+      q.db.$queryRaw<EventAudit[]>`
+        SELECT a.id, a.target_id AS "targetId", a.actor, a.action, a.reason, a.before, a.after, a.created_at AS "createdAt"
+        FROM audit_event a
+        WHERE a.tenant_id = ${q.tenantId} AND a.target_type = 'webhook_event'
+          AND a.target_id IN (SELECT e.id FROM webhook_event e WHERE e.tenant_id = ${q.tenantId} AND e.operation_id = ${q.operationId})
+        ORDER BY a.id`,
+    ]);
+    return { events, audits };
+  },
+  build: (ctx, { events, audits }) =>
+    events.map((e) => {
+      const own = ctx.takeAudits((a) => {
+        const after = a.after as { eventId?: unknown } | null;
+        return ["operation.webhook_conflict", "operation.webhook_matched"].includes(a.action) && after?.eventId === e.id;
+      });
+      const eventAudits: TraceAudit[] = audits
+        .filter((a) => a.targetId === e.id)
+        .map((a) => ({ id: `w${a.id}`, at: a.createdAt.toISOString(), actor: ctx.actor(a.actor), action: a.action, reason: a.reason, before: a.before, after: a.after }));
+      const settledIt = (ctx.op.resolution as { by?: unknown } | null)?.by === `webhook:${e.id}`;
+      const decider = e.decidedBy ? ctx.actor(e.decidedBy).label : null;
+      return {
+        key: `webhook-${e.id}`,
+        at: e.receivedAt.toISOString(),
+        kind: "webhook",
+        tone: tones[e.status] ?? "info",
+        rank: 4,
+        title: title(e, settledIt, decider),
+        actor: { id: `webhook:${e.id}`, label: `${e.connectionName} webhook` },
+        fields: [
+          ...field("Webhook event", e.id, "mono"),
+          ...field("Provider event", e.providerEventId, "mono"),
+          ...field("Outcome it says", e.outcome ?? "none (its type maps to no outcome)"),
+          ...field("Correlation value", e.correlationValue, "mono"),
+          ...field("Decided by", decider),
+          ...field("Reason", e.decidedBy ? e.reason : null),
+          ...field("Payload pruned", e.payloadPrunedAt?.toISOString(), "clock"),
+        ],
+        json: e.payload === null ? [] : [{ label: "Webhook payload", value: e.payload }],
+        audit: [...own, ...eventAudits],
+      } satisfies TraceEntry;
+    }),
+};
+
+function title(e: EventRow, settledIt: boolean, decider: string | null): string {
+  const what = `Webhook ${e.eventType || "(no type)"} from ${e.connectionName}`;
+  switch (e.status) {
+    case "matched":
+      if (decider) return `${what} · matched by ${decider} as ${e.outcome}`;
+      return settledIt ? `${what} · resolved the operation as ${e.outcome}` : `${what} · agrees with the outcome (${e.outcome})`;
+    case "contradicting":
+      return `${what} says ${e.outcome}: contradicts the recorded outcome (flagged, not applied)`;
+    case "unmapped":
+      return `${what}: its type maps to no outcome (waiting in the inbox)`;
+    case "ignored":
+      return `${what} · ignored${decider ? ` by ${decider}` : ""}`;
+    default:
+      return `${what} (${e.status})`;
+  }
+}
