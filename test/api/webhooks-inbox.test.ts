@@ -1,0 +1,206 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getOperationTrace } from "@/lib/console/operation-trace";
+import { listInbox } from "@/lib/console/webhook-inbox";
+import { createConsoleUser } from "../support/browser";
+import { anonymousConsole, signInConsole, type ConsoleClient } from "../support/console-session";
+import { call, claim, type Reply } from "../support/http";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { createConnection, deliver, newStandardSecret, signStandard, ticketEvent } from "../support/webhooks";
+
+// Issue 5, "Inbox": the console's match and ignore route handlers at the HTTP level, through
+// next-auth's real session: role (operator), tenant (404), Origin (403), reason required for
+// ignore, compare-and-set (an event is decided once), every change audited; and what the inbox
+// query proposes and the trace shows.
+
+type Role = "viewer" | "operator" | "approver" | "admin";
+let app: TestApp;
+let acme: TenantKeys;
+let globex: TenantKeys;
+const as = {} as Record<Role, ConsoleClient>;
+const secret = newStandardSecret();
+const globexSecret = newStandardSecret();
+let connectionId: string;
+let globexConnectionId: string;
+const TOOL = "tickets.create";
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  globex = await seedTenant(app.db, "globex");
+  for (const keys of [acme, globex]) {
+    const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${TOOL}`, { key: keys.admin, body: { policy: { leaseSeconds: 600 } } });
+    expect(res.status, res.text).toBe(201);
+  }
+  ({ connectionId } = await createConnection(app.baseUrl, acme.admin, "tickets", { scheme: "standard-webhooks", secrets: [secret] }));
+  ({ connectionId: globexConnectionId } = await createConnection(app.baseUrl, globex.admin, "tickets", { scheme: "standard-webhooks", secrets: [globexSecret] }));
+  for (const role of ["viewer", "operator", "approver", "admin"] as const) {
+    as[role] = await signInConsole(app.baseUrl, await createConsoleUser(app.db, { role, tenants: ["acme"] }));
+  }
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+type Op = { operationId: string; token: string; downstreamKey: string };
+
+async function claimNew(keys: TenantKeys = acme): Promise<Op> {
+  const res = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: TOOL, args: { title: "Printer on fire" } });
+  expect(res.status, res.text).toBe(201);
+  return { operationId: res.body.operationId, token: res.body.attempt.fencingToken, downstreamKey: res.body.downstreamKey };
+}
+
+async function unknownOp(resourceId?: string): Promise<Op> {
+  const op = await claimNew();
+  const res = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+    key: acme.agent,
+    body: { fencingToken: op.token, outcome: "unknown", ...(resourceId ? { provider: { resourceId } } : {}), error: { code: "timeout", message: "provider timed out" } },
+  });
+  expect(res.status, res.text).toBe(200);
+  return op;
+}
+
+async function inboxEvent(type: string, correlation: string | null, extra: Record<string, unknown> = {}, to = connectionId, key = secret): Promise<string> {
+  const res = await deliver(app.baseUrl, to, signStandard(key, ticketEvent(type, correlation, extra)));
+  expect(res.status, res.text).toBe(200);
+  return res.body.eventId;
+}
+
+const matchPath = (id: string, tenant = "acme") => `/api/console/${tenant}/webhook-events/${encodeURIComponent(id)}/match`;
+const ignorePath = (id: string, tenant = "acme") => `/api/console/${tenant}/webhook-events/${encodeURIComponent(id)}/ignore`;
+const event = (id: string) => app.db.webhookEvent.findUniqueOrThrow({ where: { id } });
+const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
+const eventAudit = (id: string) => app.db.auditEvent.findMany({ where: { targetType: "webhook_event", targetId: id }, orderBy: { id: "asc" } });
+
+function expectProblem(res: Reply, status: number, code: string): void {
+  expect([res.status, res.body?.code], res.text).toEqual([status, code]);
+}
+
+describe("matching from the inbox", () => {
+  it("an operator matches an unmatched event to an unknown operation: settled via webhook by that person, audited twice", async () => {
+    const op = await unknownOp();
+    const eventId = await inboxEvent("ticket.created", "not-an-operation");
+
+    const res = await as.operator.post(matchPath(eventId), { operationId: op.operationId, outcome: "succeeded", reason: "ticket id matches" });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ operationId: op.operationId, state: "succeeded", resolution: { via: "webhook", by: `user:${as.operator.email}`, reason: "ticket id matches" } });
+    expect(await event(eventId)).toMatchObject({ status: "matched", operationId: op.operationId, outcome: "succeeded", decidedBy: `user:${as.operator.email}` });
+    expect((await eventAudit(eventId)).map((a) => [a.action, a.actor])).toEqual([["webhook_event.matched", `user:${as.operator.email}`]]);
+    const resolved = await app.db.auditEvent.findMany({ where: { targetId: op.operationId, action: "operation.resolved" } });
+    expect(resolved).toHaveLength(1);
+    expect(resolved[0]!.actor).toBe(`user:${as.operator.email}`);
+
+    // Decided once: a second match or an ignore is refused and changes nothing.
+    expectProblem(await as.operator.post(matchPath(eventId), { operationId: op.operationId, outcome: "failed" }), 409, "invalid-state");
+    expectProblem(await as.operator.post(ignorePath(eventId), { reason: "late" }), 409, "invalid-state");
+    expect((await operation(op.operationId)).state).toBe("succeeded");
+  });
+
+  it("confirms an unmapped event's operation with an outcome the operator chooses; the trace shows the event and its payload", async () => {
+    const op = await claimNew();
+    const eventId = await inboxEvent("ticket.escalated", op.operationId);
+    expect((await event(eventId)).status).toBe("unmapped");
+
+    const res = await as.admin.post(matchPath(eventId), { operationId: op.operationId, outcome: "failed" });
+
+    expect(res.status, res.text).toBe(200);
+    expect((await operation(op.operationId)).state).toBe("failed");
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    const entry = trace!.timeline.find((e) => e.kind === "webhook");
+    expect(entry?.title).toContain(`Webhook ticket.escalated from tickets · matched by ${as.admin.email} as failed`);
+    expect(entry?.json.map((j) => j.label)).toEqual(["Webhook payload"]);
+    expect(entry?.audit.map((a) => a.action)).toContain("webhook_event.matched");
+    expect(trace!.timeline.find((e) => e.kind === "resolution")?.fields).toContainEqual({ label: "Via", value: "webhook", format: undefined });
+  });
+
+  it("refuses a match that contradicts a settled operation (409) and one to an operation of another tenant (404)", async () => {
+    const settled = await claimNew();
+    await call(app.baseUrl, "POST", `/api/v1/operations/${settled.operationId}/complete`, { key: acme.agent, body: { fencingToken: settled.token, outcome: "succeeded" } });
+    const foreign = await claimNew(globex);
+    const eventId = await inboxEvent("ticket.rejected", "nothing");
+    const before = await event(eventId);
+
+    expectProblem(await as.operator.post(matchPath(eventId), { operationId: settled.operationId, outcome: "failed" }), 409, "invalid-state");
+    expectProblem(await as.operator.post(matchPath(eventId), { operationId: foreign.operationId, outcome: "failed" }), 404, "operation-not-found");
+    expect(await event(eventId)).toEqual(before);
+    expect((await operation(foreign.operationId)).state).toBe("processing");
+    // Agreeing with the settled outcome links it without changing it.
+    const link = await as.operator.post(matchPath(eventId), { operationId: settled.operationId, outcome: "succeeded" });
+    expect(link.status, link.text).toBe(200);
+    expect((await operation(settled.operationId)).resolution).toBeNull();
+    expect(await app.db.auditEvent.count({ where: { targetId: settled.operationId, action: "operation.webhook_matched" } })).toBe(1);
+  });
+
+  it("a concurrent match and ignore of one event: exactly one wins", async () => {
+    const op = await unknownOp();
+    const eventId = await inboxEvent("ticket.created", "race");
+
+    const [m, i] = await Promise.all([
+      as.operator.post(matchPath(eventId), { operationId: op.operationId, outcome: "succeeded" }),
+      as.admin.post(ignorePath(eventId), { reason: "duplicate of another ticket" }),
+    ]);
+
+    expect([m.status, i.status].sort()).toEqual([200, 409]);
+    expect(await eventAudit(eventId)).toHaveLength(1);
+    expect((await operation(op.operationId)).state).toBe(m.status === 200 ? "succeeded" : "unknown");
+  });
+});
+
+describe("ignoring from the inbox", () => {
+  it.each([{ body: {} }, { body: { reason: "  " } }])("needs a reason ($body): 400, nothing changes", async ({ body }) => {
+    const eventId = await inboxEvent("ticket.created", "x");
+    expectProblem(await as.operator.post(ignorePath(eventId), body), 400, "invalid-request");
+    expect((await event(eventId)).status).toBe("unmatched");
+    expect(await eventAudit(eventId)).toEqual([]);
+  });
+
+  it("with a reason: ignored, out of the inbox, audited with the reason", async () => {
+    const eventId = await inboxEvent("ticket.created", "x");
+    const res = await as.operator.post(ignorePath(eventId), { reason: "a test event from the provider's dashboard" });
+    expect(res.status, res.text).toBe(200);
+    expect(await event(eventId)).toMatchObject({ status: "ignored", reason: "a test event from the provider's dashboard" });
+    expect((await eventAudit(eventId))[0]).toMatchObject({ action: "webhook_event.ignored", reason: "a test event from the provider's dashboard" });
+    const inbox = await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 200 });
+    expect(inbox.events.map((e) => e.id)).not.toContain(eventId);
+  });
+});
+
+describe("who may", () => {
+  it.each(["viewer", "approver"] as const)("the %s role is refused (403) on match and ignore, and nothing changes", async (role) => {
+    const op = await unknownOp();
+    const eventId = await inboxEvent("ticket.created", "x");
+    expectProblem(await as[role].post(matchPath(eventId), { operationId: op.operationId, outcome: "succeeded" }), 403, "forbidden");
+    expectProblem(await as[role].post(ignorePath(eventId), { reason: "r" }), 403, "forbidden");
+    expect((await event(eventId)).status).toBe("unmatched");
+    expect((await operation(op.operationId)).state).toBe("unknown");
+  });
+
+  it("signed out is 401, a foreign Origin is 403, another tenant's event is 404", async () => {
+    const eventId = await inboxEvent("ticket.created", "x");
+    expectProblem(await anonymousConsole(app.baseUrl).post(ignorePath(eventId), { reason: "r" }), 401, "unauthorized");
+    expectProblem(await as.operator.post(ignorePath(eventId), { reason: "r" }, { origin: "https://evil.example" }), 403, "forbidden");
+    const foreignEvent = await inboxEvent("ticket.created", "x", {}, globexConnectionId, globexSecret);
+    expectProblem(await as.operator.post(ignorePath(foreignEvent), { reason: "r" }), 404, "webhook-event-not-found");
+    expectProblem(await as.operator.post(ignorePath(foreignEvent, "globex"), { reason: "r" }), 404, "not-found");
+    expect((await event(foreignEvent)).status).toBe("unmatched");
+  });
+});
+
+describe("candidates the inbox proposes", () => {
+  it("ranks an unknown operation whose provider resource id is in the payload first, and never another tenant's", async () => {
+    const target = await unknownOp("T-4242");
+    const other = await unknownOp();
+    const foreign = await claimNew(globex);
+    const eventId = await inboxEvent("ticket.created", "lost-correlation", { ticket: { id: "T-4242" } });
+
+    const inbox = await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 200 });
+    const listed = inbox.events.find((e) => e.id === eventId);
+
+    expect(listed?.candidates[0]).toMatchObject({ id: target.operationId, resourceId: "T-4242" });
+    expect(listed?.candidates[0]?.reasons).toContain("resource id T-4242 appears in the payload");
+    expect(listed?.candidates.map((c) => c.id)).toContain(other.operationId);
+    expect(listed?.candidates.map((c) => c.id)).not.toContain(foreign.operationId);
+    expect(listed?.candidates.every((c) => ["unknown", "processing"].includes(c.state))).toBe(true);
+  });
+});
