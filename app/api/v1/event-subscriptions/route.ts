@@ -1,0 +1,11 @@
+import { db } from "@/lib/db";
+import { json } from "@/lib/http/respond";
+import { withApiKey } from "@/lib/http/with-api-key";
+import { listEventSubscriptions } from "@/lib/event-subscriptions/get-event-subscription";
+
+export const dynamic = "force-dynamic";
+
+// GET /api/v1/event-subscriptions – the tenant's active subscriptions (never their secrets)
+export const GET = withApiKey({ route: "/api/v1/event-subscriptions", roles: ["admin"] }, async ({ key }) =>
+  json({ subscriptions: await listEventSubscriptions({ db: db(), tenantId: key.tenantId }) }),
+);

@@ -1,0 +1,49 @@
+import type { Db } from "@/lib/db";
+import { newId } from "@/lib/crypto/ids";
+import { encryptSecret } from "@/lib/crypto/secret-box";
+import { recordAudit } from "@/lib/audit/record-audit";
+import type { SubscriptionRequest, SubscriptionView } from "@/lib/event-subscriptions/event-subscription-schemas";
+import { newSubscriptionSecret } from "@/lib/event-subscriptions/subscription-secret";
+import { subscriptionView, type SubscriptionRow } from "@/lib/event-subscriptions/subscription-view";
+
+// Creates or replaces an event subscription of the tenant: one atomic upsert (no
+// check-then-insert) and its audit event in one transaction. A new subscription gets a signing
+// secret, returned here once; replacing keeps the secret unless rotateSecret asks for a new one.
+export async function putEventSubscription(options: {
+  db: Db;
+  tenantId: string;
+  name: string;
+  input: SubscriptionRequest;
+  actor: string;
+  serverSecret?: string;
+}): Promise<{ created: boolean; subscription: SubscriptionView; secret?: string }> {
+  const { db, tenantId, name, input, actor } = options;
+  const secret = newSubscriptionSecret();
+  const box = encryptSecret(secret, options.serverSecret);
+  const rotate = input.rotateSecret ?? false;
+  return db.$transaction(async (tx) => {
+    const before = await tx.$queryRaw<SubscriptionRow[]>`
+      SELECT name, url, events, created_at AS "createdAt", updated_at AS "updatedAt" FROM event_subscription
+      WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
+    const rows = await tx.$queryRaw<(SubscriptionRow & { inserted: boolean })[]>`
+      INSERT INTO event_subscription (id, tenant_id, name, url, events, secret_encrypted)
+      VALUES (${newId("sub")}, ${tenantId}, ${name}, ${input.url}, ${input.events}::text[], ${box})
+      ON CONFLICT (tenant_id, name) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events, updated_at = now(), disabled_at = NULL,
+        secret_encrypted = CASE WHEN ${rotate} THEN EXCLUDED.secret_encrypted ELSE event_subscription.secret_encrypted END
+      RETURNING name, url, events, created_at AS "createdAt", updated_at AS "updatedAt", (xmax = 0) AS inserted`;
+    const row = rows[0];
+    if (!row) throw new Error("event subscription upsert returned no row");
+    const subscription = subscriptionView(row);
+    const showSecret = row.inserted || rotate;
+    await recordAudit(tx, {
+      tenantId,
+      actor,
+      action: row.inserted ? "event_subscription.created" : "event_subscription.replaced",
+      targetType: "event_subscription",
+      targetId: name,
+      before: before[0] ? subscriptionView(before[0]) : null,
+      after: { ...subscription, secretRotated: !row.inserted && rotate },
+    });
+    return { created: row.inserted, subscription, ...(showSecret ? { secret } : {}) };
+  });
+}

@@ -1,0 +1,235 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, claim, type Reply } from "../support/http";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitUntilLeaseExpired } from "../support/wait-for-lease";
+
+// Event subscriptions (admin API) and the transactional outbox: every event of the contract's
+// list is written by a database trigger in the very transaction that makes the change, with one
+// delivery and one queued job per subscriber, whoever the writer is. No worker runs here; the
+// worker tests deliver.
+
+let app: TestApp;
+let acme: TenantKeys;
+let globex: TenantKeys;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  globex = await seedTenant(app.db, "globex");
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+const allEvents = ["operation.succeeded", "operation.failed", "operation.unknown", "operation.resolved", "approval.requested", "approval.decided", "webhook.unmatched"];
+
+function putSubscription(name: string, body: unknown, key = acme.admin): Promise<Reply> {
+  return call(app.baseUrl, "PUT", `/api/v1/event-subscriptions/${name}`, { key, body });
+}
+
+function expectProblem(res: Reply, status: number, code: string): void {
+  expect(res.status, res.text).toBe(status);
+  expect(res.body).toMatchObject({ status, code });
+}
+
+let toolCounter = 0;
+async function createTool(policy: Record<string, unknown> = {}, keys = acme): Promise<string> {
+  const name = `ob.tool-${++toolCounter}`;
+  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy } });
+  expect(res.status, res.text).toBe(201);
+  return name;
+}
+
+async function claimNew(tool: string, keys = acme): Promise<{ operationId: string; token: string; body: Reply["body"] }> {
+  const res = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool, args: { n: 1 } });
+  expect([201, 202], res.text).toContain(res.status);
+  return { operationId: res.body.operationId, token: res.body.attempt?.fencingToken, body: res.body };
+}
+
+function complete(keys: TenantKeys, op: { operationId: string; token: string }, body: Record<string, unknown>): Promise<Reply> {
+  return call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, { key: keys.agent, body: { fencingToken: op.token, ...body } });
+}
+
+// The events written for an operation (by its id in the payload), oldest first, with their deliveries and jobs.
+type EventRow = { id: string; type: string; tenantId: string; payload: any; deliveries: string[]; subscriptions: string[] }; // eslint-disable-line @typescript-eslint/no-explicit-any
+async function eventsFor(operationId: string) {
+  const events = await app.db.$queryRaw<EventRow[]>`
+    SELECT e.id, e.type, e.tenant_id AS "tenantId", e.payload,
+      array_agg(d.id ORDER BY d.id) AS deliveries, array_agg(s.name ORDER BY d.id) AS subscriptions
+    FROM outbox_event e JOIN event_delivery d ON d.event_id = e.id JOIN event_subscription s ON s.id = d.subscription_id
+    WHERE coalesce(e.payload -> 'operation' ->> 'operationId', e.payload -> 'approval' ->> 'operationId') = ${operationId}
+    GROUP BY e.id ORDER BY e.created_at, e.type`;
+  return events;
+}
+const jobKeys = async () =>
+  (await app.db.$queryRaw<{ key: string }[]>`SELECT key FROM graphile_worker.jobs WHERE task_identifier = 'deliver-event'`).map((j) => j.key);
+
+describe("event subscriptions API", () => {
+  it("PUT creates (201) and shows the signing secret once; GET and a replace never show it; rotateSecret shows a new one", async () => {
+    const created = await putSubscription("ops-feed", { url: "https://hooks.example.com/tollgate", events: ["operation.unknown"] });
+    expect(created.status, created.text).toBe(201);
+    expect(created.headers.get("location")).toBe("/api/v1/event-subscriptions/ops-feed");
+    expect(created.headers.get("cache-control")).toBe("no-store");
+    expect(created.body).toMatchObject({ name: "ops-feed", url: "https://hooks.example.com/tollgate", events: ["operation.unknown"] });
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const read = await call(app.baseUrl, "GET", "/api/v1/event-subscriptions/ops-feed", { key: acme.admin });
+    expect(read.status).toBe(200);
+    expect(read.body).not.toHaveProperty("secret");
+    expect(read.text).not.toContain(created.body.secret);
+
+    const replaced = await putSubscription("ops-feed", { url: "https://hooks.example.com/v2", events: ["operation.unknown", "operation.resolved"] });
+    expect(replaced.status, replaced.text).toBe(200);
+    expect(replaced.body).not.toHaveProperty("secret");
+    expect(replaced.body.events).toEqual(["operation.unknown", "operation.resolved"]);
+
+    const rotated = await putSubscription("ops-feed", { url: "https://hooks.example.com/v2", events: ["operation.unknown"], rotateSecret: true });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(created.body.secret);
+
+    const row = await app.db.eventSubscription.findFirstOrThrow({ where: { tenantId: acme.tenantId, name: "ops-feed" } });
+    // Stored only encrypted.
+    expect(row.secretEncrypted).not.toContain(rotated.body.secret.slice(6));
+    const list = await call(app.baseUrl, "GET", "/api/v1/event-subscriptions", { key: acme.admin });
+    expect(list.body.subscriptions.map((s: { name: string }) => s.name)).toContain("ops-feed");
+    const audit = await app.db.auditEvent.findMany({ where: { tenantId: acme.tenantId, targetType: "event_subscription", targetId: "ops-feed" }, orderBy: { id: "asc" } });
+    expect(audit.map((a) => a.action)).toEqual(["event_subscription.created", "event_subscription.replaced", "event_subscription.replaced"]);
+    expect(JSON.stringify(audit.map((a) => [a.before, a.after]))).not.toContain(rotated.body.secret);
+  });
+
+  it("bad input is 400 and stores nothing; only admins; another tenant's subscription is 404; DELETE stops it", async () => {
+    const bad: unknown[] = [
+      { url: "ftp://x.example.com", events: ["operation.unknown"] },
+      { url: "https://user:pw@x.example.com", events: ["operation.unknown"] },
+      { url: "not a url", events: ["operation.unknown"] },
+      { url: "https://x.example.com", events: [] },
+      { url: "https://x.example.com", events: ["operation.exploded"] },
+      { url: "https://x.example.com", events: ["operation.unknown", "operation.unknown"] },
+      { url: "https://x.example.com", events: ["operation.unknown"], extra: true },
+    ];
+    for (const body of bad) expectProblem(await putSubscription("bad-one", body), 400, "invalid-request");
+    expectProblem(await putSubscription("Bad Name", { url: "https://x.example.com", events: ["operation.unknown"] }), 400, "invalid-request");
+    expectProblem(await putSubscription("by-agent", { url: "https://x.example.com", events: ["operation.unknown"] }, acme.agent), 403, "forbidden");
+    expect(await app.db.eventSubscription.count({ where: { name: { in: ["bad-one", "by-agent"] } } })).toBe(0);
+
+    expect((await putSubscription("globex-only", { url: "https://x.example.com", events: ["operation.unknown"] }, globex.admin)).status).toBe(201);
+    expectProblem(await call(app.baseUrl, "GET", "/api/v1/event-subscriptions/globex-only", { key: acme.admin }), 404, "subscription-not-found");
+    expectProblem(await call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/globex-only", { key: acme.admin }), 404, "subscription-not-found");
+
+    const removed = await call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/globex-only", { key: globex.admin });
+    expect(removed.status, removed.text).toBe(204);
+    expectProblem(await call(app.baseUrl, "GET", "/api/v1/event-subscriptions/globex-only", { key: globex.admin }), 404, "subscription-not-found");
+    // A PUT of the same name turns it on again.
+    expect((await putSubscription("globex-only", { url: "https://x.example.com", events: ["operation.unknown"] }, globex.admin)).status).toBe(200);
+  });
+});
+
+describe("the outbox: events written in the transaction of the change", () => {
+  let tenant: TenantKeys;
+  beforeAll(async () => {
+    // A tenant of its own, so other tests' subscriptions do not interfere.
+    tenant = await seedTenant(app.db, "outbox");
+    expect((await putSubscription("everything", { url: "https://a.example.com/hook", events: allEvents }, tenant.admin)).status).toBe(201);
+    expect((await putSubscription("unknown-only", { url: "https://b.example.com/hook", events: ["operation.unknown"] }, tenant.admin)).status).toBe(201);
+  });
+
+  it("complete succeeded / failed → operation.succeeded / failed, to the subscribers that want it, each delivery with its job", async () => {
+    const tool = await createTool({}, tenant);
+    const ok = await claimNew(tool, tenant);
+    const bad = await claimNew(tool, tenant);
+    expect((await complete(tenant, ok, { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-1" } })).status).toBe(200);
+    expect((await complete(tenant, bad, { outcome: "failed", error: { code: "card_declined", message: "declined" } })).status).toBe(200);
+
+    const okEvents = await eventsFor(ok.operationId);
+    expect(okEvents.map((e) => [e.type, e.subscriptions])).toEqual([["operation.succeeded", ["everything"]]]);
+    expect(okEvents[0]!.id).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(okEvents[0]!.payload).toMatchObject({ operation: { operationId: ok.operationId, state: "succeeded", result: { resourceId: "T-1" } }, previousState: "processing" });
+    expect((await eventsFor(bad.operationId)).map((e) => e.type)).toEqual(["operation.failed"]);
+    const keys = await jobKeys();
+    for (const e of [...okEvents, ...(await eventsFor(bad.operationId))]) for (const d of e.deliveries) expect(keys).toContain(`delivery:${d}`);
+  });
+
+  it("an unknown outcome goes to both subscribers; the operator's resolution adds operation.resolved (and .succeeded)", async () => {
+    const tool = await createTool({ leaseSeconds: 1, takeover: "never" }, tenant);
+    const op = await claimNew(tool, tenant);
+    await waitUntilLeaseExpired(app.db, op.operationId);
+    const retry = await claim(app.baseUrl, tenant.agent, `idem-${randomUUID()}`, { tool, args: { n: 2 } });
+    expect(retry.status).toBe(201);
+    expect((await complete(tenant, op, { outcome: "unknown" })).status).toBe(200);
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, {
+      key: tenant.admin,
+      body: { outcome: "succeeded", reason: "the provider shows the ticket", resourceId: "T-7" },
+    });
+    expect(resolved.status, resolved.text).toBe(200);
+
+    const events = await eventsFor(op.operationId);
+    expect(events.map((e) => [e.type, [...e.subscriptions].sort()])).toEqual([
+      ["operation.unknown", ["everything", "unknown-only"]],
+      ["operation.resolved", ["everything"]],
+      ["operation.succeeded", ["everything"]],
+    ]);
+    const resolvedEvent = events.find((e) => e.type === "operation.resolved")!;
+    expect(resolvedEvent.payload).toMatchObject({ previousState: "unknown", resolution: { outcome: "succeeded", via: "operator", resourceId: "T-7" } });
+  });
+
+  it("approval.requested on the claim, approval.decided on the decision", async () => {
+    const tool = await createTool({ approval: "required" }, tenant);
+    const op = await claimNew(tool, tenant);
+    const approvalId = op.body.approval.id;
+    const decided = await call(app.baseUrl, "POST", `/api/v1/approvals/${approvalId}/decision`, { key: tenant.approver, body: { decision: "reject", reason: "not today" } });
+    expect(decided.status, decided.text).toBe(200);
+
+    const events = await eventsFor(op.operationId);
+    expect(events.map((e) => e.type)).toEqual(["approval.requested", "approval.decided"]);
+    expect(events[0]!.payload).toMatchObject({ approval: { id: approvalId, state: "pending" }, operation: { operationId: op.operationId, state: "awaiting_approval" } });
+    expect(events[1]!.payload).toMatchObject({ approval: { id: approvalId, state: "rejected", reason: "not today" } });
+  });
+
+  it("webhook.unmatched when a stored provider event settles nothing (whoever stores it)", async () => {
+    const connectionId = `whc_${randomUUID()}`;
+    await app.db.$executeRaw`
+      INSERT INTO webhook_connection (id, tenant_id, name, scheme, secrets_encrypted, correlation_path, outcomes)
+      VALUES (${connectionId}, ${tenant.tenantId}, 'billing', 'standard_webhooks', '{}', 'data.id', '{}')`;
+    const eventId = `whe_${randomUUID()}`;
+    await app.db.$executeRaw`
+      INSERT INTO webhook_event (id, tenant_id, connection_id, provider_event_id, event_type, payload, correlation_value, status)
+      VALUES (${eventId}, ${tenant.tenantId}, ${connectionId}, 'evt_1', 'charge.succeeded', '{}', 'op_nobody', 'unmatched')`;
+    await app.db.$executeRaw`
+      INSERT INTO webhook_event (id, tenant_id, connection_id, provider_event_id, event_type, payload, status)
+      VALUES (${`whe_${randomUUID()}`}, ${tenant.tenantId}, ${connectionId}, 'evt_2', 'charge.succeeded', '{}', 'matched')`;
+
+    const events = await app.db.outboxEvent.findMany({ where: { tenantId: tenant.tenantId, type: "webhook.unmatched" } });
+    expect(events).toHaveLength(1);
+    expect(events[0]!.payload).toMatchObject({ webhookEvent: { id: eventId, connection: "billing", providerEventId: "evt_1", status: "unmatched", correlationValue: "op_nobody" } });
+  });
+
+  it("a rolled-back change leaves no event; no subscriber (or another tenant's) means nothing is written", async () => {
+    const tool = await createTool({}, tenant);
+    const op = await claimNew(tool, tenant);
+    const client = new pg.Client({ connectionString: app.url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("UPDATE operation SET state = 'unknown', lease_expires_at = NULL WHERE id = $1", [op.operationId]);
+      const inside = await client.query("SELECT count(*)::int AS n FROM outbox_event WHERE payload -> 'operation' ->> 'operationId' = $1", [op.operationId]);
+      expect(inside.rows[0].n).toBe(1);
+      await client.query("ROLLBACK");
+    } finally {
+      await client.end();
+    }
+    expect(await eventsFor(op.operationId)).toEqual([]);
+
+    // acme's only subscription ("ops-feed") wants operation.unknown: a success there writes nothing.
+    const acmeTool = await createTool();
+    const acmeOp = await claimNew(acmeTool);
+    expect((await complete(acme, acmeOp, { outcome: "succeeded" })).status).toBe(200);
+    expect(await app.db.outboxEvent.count({ where: { tenantId: acme.tenantId } })).toBe(0);
+    const none = await seedTenant(app.db, "silent");
+    const silentOp = await claimNew(await createTool({}, none), none);
+    expect((await complete(none, silentOp, { outcome: "unknown" })).status).toBe(200);
+    expect(await app.db.outboxEvent.count({ where: { tenantId: none.tenantId } })).toBe(0);
+  });
+});
