@@ -5,6 +5,7 @@ import path from "node:path";
 import { formatTargets, parseSize, sizeLabel, table, targets } from "./report";
 import { resultsDir, runProtocolBench, type ProtocolOptions, type ProtocolRun } from "./protocol-bench";
 import { runConsoleBench } from "./console-bench";
+import { runProfile } from "./profile-hot-path";
 
 const USAGE = `usage: npm run bench -- [protocol] [--quick] [--seconds N] [--warmup N] [--sizes 0,100k,1m] [--attempts N] [--save-baseline] [--keep-db]
   protocol         claims, completes, replays and 409s over HTTP and straight to PostgreSQL (default)
@@ -135,6 +136,7 @@ async function protocol(parsed: Parsed): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   // The console benchmark has flags of its own (see bench/console-bench.ts).
   if (argv[0] === "console") return runConsoleBench(argv.slice(1));
+  if (argv[0] === "profile") return runProfile();
   const parsed = parseArgs(argv);
   switch (parsed.command) {
     case "protocol":

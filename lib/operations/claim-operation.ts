@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
 import { sha256Hex } from "@/lib/crypto/digest";
 import { newId } from "@/lib/crypto/ids";
+import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { ProblemError } from "@/lib/http/problem";
 import { metrics } from "@/lib/metrics/registry";
 import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
@@ -26,6 +27,11 @@ type SqlClaim = {
   becameUnknown?: boolean;
 };
 
+const CLAIM_SQL: HotStatement = {
+  name: "tollgate_claim",
+  text: "SELECT tollgate_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::jsonb, $8::text, $9::text, $10::text, $11::text, $12::text) AS r",
+};
+
 // How long an agent waiting for a person should wait between polls.
 const APPROVAL_POLL_SECONDS = 30;
 
@@ -46,11 +52,11 @@ export async function claimOperation(options: {
   const args = input.args;
   const operationId = newId("op");
   const started = performance.now();
-  const rows = await db.$queryRaw<{ r: SqlClaim }[]>`
-    SELECT tollgate_claim(${key.tenantId}, ${key.id}, ${key.principal}, ${input.tool}, ${sha256Hex(options.idempotencyKey)},
-      ${fingerprint(input.tool, args)}, ${canonicalJson(args)}::jsonb, ${input.workflowId ?? null}, ${input.traceId ?? null},
-      ${operationId}, ${downstreamKey({ secret: options.secret, tenantId: key.tenantId, operationId })},
-      ${`api-key:${key.id}`}) AS r`;
+  const rows = await hotQuery<{ r: SqlClaim }>(db, CLAIM_SQL, [
+    key.tenantId, key.id, key.principal, input.tool, sha256Hex(options.idempotencyKey), fingerprint(input.tool, args), canonicalJson(args),
+    input.workflowId ?? null, input.traceId ?? null, operationId, downstreamKey({ secret: options.secret, tenantId: key.tenantId, operationId }),
+    `api-key:${key.id}`,
+  ]);
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_claim returned nothing");
   metrics().claimSeconds.observe((performance.now() - started) / 1000);

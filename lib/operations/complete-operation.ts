@@ -1,11 +1,17 @@
 import type { Db } from "@/lib/db";
 import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
 import { sha256Hex } from "@/lib/crypto/digest";
+import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { metrics } from "@/lib/metrics/registry";
 import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 import type { CompleteRequest, OperationView } from "@/lib/operations/operation-schemas";
 import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
 import { throwOperationProblem } from "@/lib/operations/operation-problems";
+
+const COMPLETE_SQL: HotStatement = {
+  name: "tollgate_complete",
+  text: "SELECT tollgate_complete($1::text, $2::text, $3::text[], $4::text, $5::bigint, $6::text, $7::boolean, $8::jsonb, $9::jsonb, $10::jsonb, $11::text, $12::text) AS r",
+};
 
 type SqlComplete = { code: string; op?: SqlOperation; detail?: string; state?: string };
 
@@ -30,10 +36,10 @@ export async function completeOperation(options: {
       error: (input.error ?? null) as Json,
     }),
   );
-  const rows = await db.$queryRaw<{ r: SqlComplete }[]>`
-    SELECT tollgate_complete(${key.tenantId}, ${key.id}, ${key.tools}::text[], ${options.operationId}, ${input.fencingToken},
-      ${input.outcome}, ${input.retryable ?? false}, ${jsonOrNull(result)}::jsonb, ${jsonOrNull(input.error)}::jsonb,
-      ${jsonOrNull(input.provider)}::jsonb, ${digest}, ${`api-key:${key.id}`}) AS r`;
+  const rows = await hotQuery<{ r: SqlComplete }>(db, COMPLETE_SQL, [
+    key.tenantId, key.id, key.tools, options.operationId, input.fencingToken.toString(), input.outcome, input.retryable ?? false,
+    jsonOrNull(result), jsonOrNull(input.error), jsonOrNull(input.provider), digest, `api-key:${key.id}`,
+  ]);
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_complete returned nothing");
   metrics().completes.inc({ outcome: input.outcome, result: r.code });

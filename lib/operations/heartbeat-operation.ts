@@ -1,7 +1,13 @@
 import type { Db } from "@/lib/db";
 import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
+import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { throwOperationProblem } from "@/lib/operations/operation-problems";
 import { iso, type SqlOperation } from "@/lib/operations/operation-view";
+
+const HEARTBEAT_SQL: HotStatement = {
+  name: "tollgate_heartbeat",
+  text: "SELECT tollgate_heartbeat($1::text, $2::text, $3::text[], $4::text, $5::bigint) AS r",
+};
 
 // Extends the current attempt's lease by the tool's leaseSeconds; one SQL statement.
 export async function heartbeatOperation(options: {
@@ -11,8 +17,9 @@ export async function heartbeatOperation(options: {
   fencingToken: bigint;
 }): Promise<{ leaseExpiresAt: string }> {
   const { db, key } = options;
-  const rows = await db.$queryRaw<{ r: { code: string; leaseExpiresAt?: string; op?: SqlOperation } }[]>`
-    SELECT tollgate_heartbeat(${key.tenantId}, ${key.id}, ${key.tools}::text[], ${options.operationId}, ${options.fencingToken}) AS r`;
+  const rows = await hotQuery<{ r: { code: string; leaseExpiresAt?: string; op?: SqlOperation } }>(db, HEARTBEAT_SQL, [
+    key.tenantId, key.id, key.tools, options.operationId, options.fencingToken.toString(),
+  ]);
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_heartbeat returned nothing");
   if (r.code === "ok" && r.leaseExpiresAt) return { leaseExpiresAt: iso(r.leaseExpiresAt) };

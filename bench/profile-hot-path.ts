@@ -1,0 +1,101 @@
+// `npm run bench -- profile`: where a request's CPU goes. Starts `next start` under --cpu-prof,
+// drives GET /api/live and then new claims with wrk at concurrency 16, and prints the self time
+// of each package/file group per request, so claim-specific cost stands out against liveness.
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { randomBytes } from "node:crypto";
+import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
+import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
+import { startServer } from "./server";
+import { ensureWrk, runWrk } from "./wrk";
+
+type Node = { id: number; callFrame: { functionName: string; url: string }; children?: number[] };
+type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[] };
+
+function group(url: string, fn: string): string {
+  if (!url) return fn.startsWith("(") ? fn : "(native)";
+  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (m) {
+    if (m[1] === "next") {
+      const sub = /next\/dist\/(?:compiled\/)?([^/]+(?:\/[^/]+)?)/.exec(url);
+      return `next/${sub?.[1] ?? "?"}`;
+    }
+    return m[1]!;
+  }
+  if (url.startsWith("node:")) return url;
+  if (url.includes(".tollgate/")) return "app bundle (tollgate code)";
+  return url.split("/").slice(-2).join("/");
+}
+
+// Self time per group, and per function (native code is charged to the JS function that called it).
+function selfTimes(file: string): { groups: Map<string, number>; functions: Map<string, number> } {
+  const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, Node>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n);
+  const groups = new Map<string, number>();
+  const functions = new Map<string, number>();
+  const add = (m: Map<string, number>, k: string, ms: number) => m.set(k, (m.get(k) ?? 0) + ms);
+  p.samples.forEach((id, i) => {
+    const ms = (p.timeDeltas[i] ?? 0) / 1000;
+    let n = byId.get(id)!;
+    add(groups, group(n.callFrame.url, n.callFrame.functionName), ms);
+    let prefix = "";
+    if (!n.callFrame.url && !n.callFrame.functionName.startsWith("(")) {
+      prefix = "native in ";
+      while (!n.callFrame.url && parent.has(n.id)) n = parent.get(n.id)!;
+    }
+    add(functions, `${prefix}${n.callFrame.functionName || "(anonymous)"} · ${group(n.callFrame.url, n.callFrame.functionName)}`, ms);
+  });
+  return { groups, functions };
+}
+
+export async function runProfile(): Promise<number> {
+  const log = (m: string) => process.stderr.write(`[profile] ${m}\n`);
+  ensureWrk(log);
+  const distDir = path.join(".tollgate", "next-bench", inputsDigest().slice(0, 16));
+  ensureBuild({ distDir, log });
+  const serverUrl = process.env.DATABASE_URL ?? DEFAULT_SERVER_URL;
+  const dbName = benchDatabaseName(new Date());
+  const databaseUrl = await createDatabase(serverUrl, dbName);
+  const results: { label: string; requests: number; times: Map<string, number>; functions: Map<string, number> }[] = [];
+  try {
+    const world = await prepareWorld(databaseUrl);
+    for (const scenario of [
+      { label: "GET /api/live", script: "live.lua", args: [] as string[] },
+      { label: "new claim", script: "claim-new.lua", args: [world.agent.secret, world.tool, `prof-${randomBytes(4).toString("hex")}`] },
+    ]) {
+      const dir = mkdtempSync(path.join(tmpdir(), "tollgate-prof-"));
+      const server = await startServer({ databaseUrl, distDir, secret: "profile-secret-0123456789abcdef0123", nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] });
+      const warm = await runWrk({ url: server.baseUrl, script: scenario.script, args: [...scenario.args.slice(0, 2), ...(scenario.args[2] ? [`${scenario.args[2]}-w`] : [])], connections: 16, seconds: 3 });
+      const run = await runWrk({ url: server.baseUrl, ...scenario, connections: 16, seconds: 8 });
+      await server.stop();
+      const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+      if (!file) throw new Error("no .cpuprofile written");
+      const { groups, functions } = selfTimes(path.join(dir, file));
+      results.push({ label: scenario.label, requests: warm.requests + run.requests, times: groups, functions });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  } finally {
+    await dropDatabase(serverUrl, dbName);
+  }
+  // Whole-run profiles include the server's start-up: per-request figures overstate both sides
+  // alike by a few hundredths of a millisecond. Compare the two columns, not absolutes.
+  const groups = new Set(results.flatMap((r) => [...r.times.keys()]));
+  const rows = [...groups].map((g) => ({ g, per: results.map((r) => (r.times.get(g) ?? 0) / Math.max(1, r.requests)) }));
+  rows.sort((a, b) => (b.per[1] ?? 0) - (b.per[0] ?? 0) - ((a.per[1] ?? 0) - (a.per[0] ?? 0)));
+  console.log(`| group | ${results.map((r) => `${r.label} ms/req`).join(" | ")} | difference |`);
+  console.log(`|---|${results.map(() => "---:").join("|")}|---:|`);
+  for (const r of rows.slice(0, 40)) console.log(`| ${r.g} | ${r.per.map((v) => v.toFixed(3)).join(" | ")} | ${((r.per[1] ?? 0) - (r.per[0] ?? 0)).toFixed(3)} |`);
+  const total = (i: number) => rows.reduce((s, r) => s + (r.per[i] ?? 0), 0);
+  console.log(`| **total** | ${results.map((_, i) => total(i).toFixed(3)).join(" | ")} | ${(total(1) - total(0)).toFixed(3)} |`);
+  const fns = new Set(results.flatMap((r) => [...r.functions.keys()]));
+  const fnRows = [...fns].map((f) => ({ f, per: results.map((r) => (r.functions.get(f) ?? 0) / Math.max(1, r.requests)) }));
+  fnRows.sort((a, b) => (b.per[1] ?? 0) - (b.per[0] ?? 0) - ((a.per[1] ?? 0) - (a.per[0] ?? 0)));
+  console.log(`\n| function (self) | ${results.map((r) => `${r.label} ms/req`).join(" | ")} | difference |`);
+  console.log(`|---|${results.map(() => "---:").join("|")}|---:|`);
+  for (const r of fnRows.slice(0, 40)) console.log(`| ${r.f} | ${r.per.map((v) => v.toFixed(3)).join(" | ")} | ${((r.per[1] ?? 0) - (r.per[0] ?? 0)).toFixed(3)} |`);
+  console.log(`requests: ${results.map((r) => `${r.label} ${r.requests}`).join(", ")}`);
+  return 0;
+}
