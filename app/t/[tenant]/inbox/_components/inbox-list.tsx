@@ -129,7 +129,7 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
               <td>
                 <TimeAgo at={c.createdAt} now={now} />
               </td>
-              <td>{c.reasons.join("; ")}</td>
+              <td style={{ whiteSpace: "normal", maxWidth: 520 }}>{c.reasons.join("; ")}</td>
               {canMatch ? (
                 <td>
                   <button type="button" onClick={() => onMatch(c.id)} aria-label={`Match ${event.id} to ${c.id}`}>

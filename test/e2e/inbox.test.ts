@@ -1,0 +1,152 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { call, claim } from "../support/http";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { createConnection, deliver, newStandardSecret, signStandard, ticketEvent } from "../support/webhooks";
+
+// Issue 5, "Tests — Browser": an operator matches an unmatched webhook event to an unknown
+// operation in the inbox and sees it resolved on the trace, the event's payload folded there;
+// ignoring needs a reason; a viewer sees no inbox in the navigation and no buttons on the page.
+// Operations come from the real agent API, events from real signed deliveries.
+
+let app: TestApp;
+let browser: Browser;
+let acme: TenantKeys;
+let operator: ConsoleLogin;
+let viewer: ConsoleLogin;
+const secret = newStandardSecret();
+let connectionId: string;
+let unknownOp: string;
+let unmatchedEvent: string;
+let strayEvent: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  const [launched] = await Promise.all([launchBrowser(), call(app.baseUrl, "PUT", "/api/v1/tools/tickets.create", { key: acme.admin, body: { policy: { leaseSeconds: 600 } } })]);
+  browser = launched;
+  ({ connectionId } = await createConnection(app.baseUrl, acme.admin, "tickets", { scheme: "standard-webhooks", secrets: [secret] }));
+
+  // The executor timed out talking to the ticket provider, but had seen the ticket id T-5150.
+  const claimed = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool: "tickets.create", args: { title: "Printer on fire" } });
+  expect(claimed.status, claimed.text).toBe(201);
+  unknownOp = claimed.body.operationId;
+  const completed = await call(app.baseUrl, "POST", `/api/v1/operations/${unknownOp}/complete`, {
+    key: acme.agent,
+    body: { fencingToken: claimed.body.attempt.fencingToken, outcome: "unknown", provider: { resourceId: "T-5150" }, error: { code: "timeout", message: "no answer in 30 s" } },
+  });
+  expect(completed.status, completed.text).toBe(200);
+
+  // The provider's event lost the correlation metadata, but carries the ticket id.
+  const delivered = await deliver(app.baseUrl, connectionId, signStandard(secret, { type: "ticket.created", data: { ticket: { id: "T-5150", title: "Printer on fire" }, metadata: {} } }));
+  expect(delivered.body?.status, delivered.text).toBe("unmatched");
+  unmatchedEvent = delivered.body.eventId;
+  const stray = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.created", "op_from_the_staging_system")));
+  strayEvent = stray.body.eventId;
+
+  operator = await createConsoleUser(app.db, { role: "operator", tenants: ["acme"] });
+  viewer = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+});
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+const newContext = () => browser.newContext({ viewport: { width: 1440, height: 900 } });
+const card = (page: Page, eventId: string) => page.getByRole("article", { name: `Webhook event ${eventId}` });
+
+async function openInbox(page: Page): Promise<void> {
+  await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Inbox/ }).click();
+  await page.waitForURL((url) => url.pathname === "/t/acme/inbox");
+  await page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
+}
+
+describe("the webhook inbox (operator)", () => {
+  it("matches an unmatched event to the unknown operation it proposes, and the trace shows it resolved by that match", async () => {
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, operator);
+    expect(await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Inbox/ }).textContent()).toContain("2");
+    await openInbox(page);
+
+    const event = card(page, unmatchedEvent);
+    await event.waitFor();
+    expect(await event.textContent()).toContain("unmatched");
+    const candidates = event.getByRole("table", { name: `Candidate operations for ${unmatchedEvent}` });
+    const first = candidates.locator("tbody tr").first();
+    expect(await first.textContent()).toContain(unknownOp);
+    expect(await first.textContent()).toContain("resource id T-5150 appears in the payload");
+    await screenshot(page, "inbox-operator");
+
+    await event.getByRole("button", { name: `Match ${unmatchedEvent} to ${unknownOp}` }).click();
+    const dialog = page.getByRole("dialog", { name: "Match webhook event" });
+    await dialog.waitFor();
+    expect(await dialog.getByLabel("Operation id").inputValue()).toBe(unknownOp);
+    // The connection maps ticket.created to succeeded: the dialog proposes it for confirmation.
+    expect(await dialog.getByRole("radio", { name: /^Succeeded/ }).isChecked()).toBe(true);
+    await dialog.getByLabel("Note (optional)").fill("Ticket T-5150 in the payload is the one the executor saw.");
+    await screenshot(page, "inbox-match-dialog");
+    await dialog.getByRole("button", { name: "Match", exact: true }).click();
+
+    const notice = page.locator(".notice[role=status]").filter({ hasText: `Matched ${unmatchedEvent}` });
+    await notice.waitFor({ timeout: 15_000 });
+    await expect.poll(() => card(page, unmatchedEvent).count(), { timeout: 15_000 }).toBe(0);
+    const stored = await app.db.operation.findUniqueOrThrow({ where: { id: unknownOp } });
+    expect(stored.state).toBe("succeeded");
+    expect(stored.resolution).toMatchObject({ via: "webhook", by: `user:${operator.email}` });
+    expect(await app.db.webhookEvent.findUniqueOrThrow({ where: { id: unmatchedEvent } })).toMatchObject({ status: "matched", operationId: unknownOp });
+
+    await notice.getByRole("link", { name: unknownOp }).click();
+    await page.waitForURL((url) => url.pathname === `/t/acme/operations/${unknownOp}`);
+    const timeline = page.getByRole("list", { name: "Operation timeline" });
+    await timeline.waitFor();
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toContain("succeeded");
+    const webhook = timeline.locator("li[data-kind=webhook]");
+    expect(await webhook.textContent()).toContain(`Webhook ticket.created from tickets · matched by ${operator.email} as succeeded`);
+    const resolution = timeline.locator("li[data-kind=resolution]");
+    expect(await resolution.textContent()).toContain("Resolved: succeeded");
+    expect(await resolution.textContent()).toContain("webhook");
+    // The payload is folded until opened.
+    const payload = webhook.locator("details.json");
+    expect(await payload.getAttribute("open")).toBeNull();
+    await payload.locator("summary").click();
+    expect(await payload.locator("pre").textContent()).toContain("T-5150");
+    await webhook.scrollIntoViewIfNeeded();
+    await screenshot(page, "trace-resolved-by-inbox-match");
+    await context.close();
+  });
+
+  it("ignores an event only with a reason", async () => {
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, operator);
+    await openInbox(page);
+    await card(page, strayEvent).getByRole("button", { name: `Ignore ${strayEvent}` }).click();
+    const dialog = page.getByRole("dialog", { name: "Ignore webhook event" });
+    await dialog.getByRole("button", { name: "Ignore event" }).click();
+    await dialog.getByText("A reason is required").waitFor();
+    expect((await app.db.webhookEvent.findUniqueOrThrow({ where: { id: strayEvent } })).status).toBe("unmatched");
+
+    await dialog.getByLabel("Reason (required)").fill("Sent by the staging system to the production endpoint.");
+    await dialog.getByRole("button", { name: "Ignore event" }).click();
+    await page.locator(".notice[role=status]").filter({ hasText: `Ignored ${strayEvent}` }).waitFor({ timeout: 15_000 });
+    await expect.poll(() => card(page, strayEvent).count(), { timeout: 15_000 }).toBe(0);
+    expect(await app.db.webhookEvent.findUniqueOrThrow({ where: { id: strayEvent } })).toMatchObject({ status: "ignored", decidedBy: `user:${operator.email}` });
+    await page.getByText("Nothing in the inbox").waitFor();
+    await screenshot(page, "inbox-empty");
+    await context.close();
+  });
+});
+
+describe("the webhook inbox (viewer)", () => {
+  it("shows no Inbox link and no buttons to a viewer", async () => {
+    const fresh = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.created", "nobody")));
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, viewer);
+    expect(await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Inbox/ }).count()).toBe(0);
+    await page.goto(`${app.baseUrl}/t/acme/inbox`);
+    await card(page, fresh.body.eventId).waitFor();
+    expect(await page.getByRole("button", { name: /^(Match|Ignore)/ }).count()).toBe(0);
+    await context.close();
+  });
+});
