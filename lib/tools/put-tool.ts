@@ -22,17 +22,17 @@ export async function putTool(options: {
       SELECT ${selectToolColumns} FROM tool WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
     const rows = await tx.$queryRaw<(ToolRow & { inserted: boolean })[]>`
       INSERT INTO tool (id, tenant_id, name, description, read_only_hint, destructive_hint, idempotent_hint, open_world_hint,
-        lease_seconds, max_attempts, backoff_base_ms, backoff_cap_ms, takeover, approval, approval_ttl_seconds, result_retention_hours)
+        lease_seconds, max_attempts, backoff_base_ms, backoff_cap_ms, takeover, approval, approval_ttl_seconds, result_retention_hours, probe)
       VALUES (${newId("tool")}, ${tenantId}, ${name}, ${d.description}, ${d.annotations.readOnlyHint}, ${d.annotations.destructiveHint},
         ${d.annotations.idempotentHint}, ${d.annotations.openWorldHint}, ${d.policy.leaseSeconds}, ${d.policy.maxAttempts},
         ${d.policy.backoff.baseMs}, ${d.policy.backoff.capMs}, ${d.policy.takeover}::takeover_policy, ${d.policy.approval}::approval_policy,
-        ${d.policy.approvalTtlSeconds}, ${d.policy.resultRetentionHours})
+        ${d.policy.approvalTtlSeconds}, ${d.policy.resultRetentionHours}, ${d.policy.probe ? JSON.stringify(d.policy.probe) : null}::jsonb)
       ON CONFLICT (tenant_id, name) DO UPDATE SET
         description = EXCLUDED.description, read_only_hint = EXCLUDED.read_only_hint, destructive_hint = EXCLUDED.destructive_hint,
         idempotent_hint = EXCLUDED.idempotent_hint, open_world_hint = EXCLUDED.open_world_hint, lease_seconds = EXCLUDED.lease_seconds,
         max_attempts = EXCLUDED.max_attempts, backoff_base_ms = EXCLUDED.backoff_base_ms, backoff_cap_ms = EXCLUDED.backoff_cap_ms,
         takeover = EXCLUDED.takeover, approval = EXCLUDED.approval, approval_ttl_seconds = EXCLUDED.approval_ttl_seconds,
-        result_retention_hours = EXCLUDED.result_retention_hours, updated_at = now()
+        result_retention_hours = EXCLUDED.result_retention_hours, probe = EXCLUDED.probe, updated_at = now()
       RETURNING ${selectToolColumns}, (xmax = 0) AS inserted`;
     const row = rows[0];
     if (!row) throw new Error("tool upsert returned no row");

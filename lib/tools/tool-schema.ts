@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { probeSchema } from "@/lib/probes/probe-schema";
 
 export const toolNameSchema = z
   .string()
@@ -30,6 +31,8 @@ export const toolPolicySchema = z
     approval: z.enum(["none", "required"]).default("none"),
     approvalTtlSeconds: int(60, 30 * 86_400).default(86_400),
     resultRetentionHours: int(1, 2160).default(24),
+    // Optional read-only status check the worker runs for this tool's unknown operations (lib/probes).
+    probe: probeSchema.nullable().default(null),
   })
   .strict();
 

@@ -16,6 +16,7 @@ export type ToolRow = {
   approval: "none" | "required";
   approvalTtlSeconds: number;
   resultRetentionHours: number;
+  probe: unknown;
   createdAt: Date;
   updatedAt: Date;
 };
@@ -49,6 +50,7 @@ export function toolView(row: ToolRow): ToolView {
       approval: row.approval,
       approvalTtlSeconds: row.approvalTtlSeconds,
       resultRetentionHours: row.resultRetentionHours,
+      probe: (row.probe ?? null) as ToolView["policy"]["probe"],
     },
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

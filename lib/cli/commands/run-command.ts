@@ -15,6 +15,8 @@ export const usage = `Usage: npm run tollgate -- <command>
   user create --email <email> --role viewer|operator|approver|admin [--tenants a,b | --all-tenants] [--name <name>]
                                           console user; password from stdin, or generated and printed once
   prune                                   delete terminal operations past their result retention
+  worker [--concurrency N]                run the background worker (npm run worker): outbox delivery, lease reaper,
+                                          probes, approval expiry, pruning; several may run at once
   migration create <name>                 write the next migration from schema.prisma (developers)
 
 Without DATABASE_URL every command uses the embedded PostgreSQL under .tollgate/.`;
@@ -29,6 +31,7 @@ const commands: Record<string, () => Promise<Handler>> = {
   "api-key": async () => (await import("@/lib/cli/commands/api-key")).apiKeyCommand,
   user: async () => (await import("@/lib/cli/commands/user")).userCommand,
   prune: async () => (await import("@/lib/cli/commands/prune")).pruneCommand,
+  worker: async () => (await import("@/lib/cli/commands/worker")).workerCommand,
   migration: async () => (await import("@/lib/cli/commands/migration")).migrationCommand,
 };
 

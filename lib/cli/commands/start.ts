@@ -9,11 +9,14 @@ import { localDir, migrationsDir, projectRoot } from "@/lib/cli/paths";
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo, type DemoCredentials } from "@/lib/seed/seed-demo";
 import { parseFlags } from "@/lib/cli/commands/run-command";
+import { workerLog } from "@/lib/cli/commands/worker";
+import { startWorker, type RunningWorker } from "@/lib/worker/run-worker";
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
 // npm start: database (embedded unless DATABASE_URL), migrations, demo seed on an empty
-// database, a build if the sources changed, then `next start`. Ctrl-C stops everything.
+// database, a build if the sources changed, then `next start` and the background worker (in
+// this process). Ctrl-C stops everything.
 export async function start(args: string[]): Promise<number> {
   return serve(args, "start");
 }
@@ -27,13 +30,18 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   const port = Number(process.env.PORT ?? 3000);
   const database = await openDatabase({ log: quietPostgres });
   say(database.embedded ? `Embedded PostgreSQL: ${redact(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redact(database.url)}`);
-  const stop = onceAsync(async () => database.close());
+  let worker: RunningWorker | undefined;
+  const stop = onceAsync(async () => {
+    await worker?.stop();
+    await database.close();
+  });
   try {
     const { applied } = await migrate({ databaseUrl: database.url, migrationsDir });
     if (applied.length) say(`Applied ${applied.length} migration(s).`);
     const db = createDb(database.url, 2);
     const credentials = await seedDemo({ db, secret: serverSecret() }).finally(() => db.$disconnect());
     if (mode === "start") ensureBuild({ log: say });
+    worker = await startWorker({ databaseUrl: database.url, serverSecret: serverSecret(), log: workerLog() });
     const next = spawnNext(mode, port, database.url);
     const stopAll = async () => {
       next.kill("SIGTERM");

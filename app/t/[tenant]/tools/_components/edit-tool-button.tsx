@@ -101,6 +101,8 @@ function ToolForm({ tenant, tool, onClose, onSaved }: { tenant: string; tool: To
         approval: draft.approval,
         approvalTtlSeconds: num(draft.approvalTtlSeconds),
         resultRetentionHours: num(draft.resultRetentionHours),
+        // Not edited here (the API sets it); carried through so saving the form keeps it.
+        probe: tool.policy.probe ?? null,
       },
     };
     const res = await sendJson<ToolView>(`/api/console/${tenant}/tools/${encodeURIComponent(tool.name)}`, "PUT", { definition, reason: draft.reason || undefined });

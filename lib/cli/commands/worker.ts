@@ -1,0 +1,84 @@
+import { openDatabase } from "@/lib/cli/database";
+import { serverSecret } from "@/lib/cli/local-secret";
+import { migrationsDir } from "@/lib/cli/paths";
+import { CliError, parseFlags } from "@/lib/cli/commands/run-command";
+import { migrate } from "@/lib/db/migrate";
+import { log } from "@/lib/log";
+import { defaultWorkerSettings, type WorkerSettings } from "@/lib/worker/worker-settings";
+import { startWorker, type RunningWorker } from "@/lib/worker/run-worker";
+import type { WorkerLog } from "@/lib/worker/worker-tasks";
+
+const flags = {
+  concurrency: { type: "string" },
+  "tick-seconds": { type: "string" },
+  "abandoned-after-seconds": { type: "string" },
+  "recover-every-seconds": { type: "string" },
+  "delivery-base-ms": { type: "string" },
+  "delivery-cap-ms": { type: "string" },
+  "delivery-window-seconds": { type: "string" },
+  "delivery-timeout-ms": { type: "string" },
+  "probe-base-seconds": { type: "string" },
+  "probe-cap-seconds": { type: "string" },
+  "poll-interval-ms": { type: "string" },
+} as const;
+
+// npm run worker: the background worker until SIGTERM/SIGINT, then a graceful stop (running
+// jobs finish or are released). Several may run at once against one database.
+export async function workerCommand(args: string[]): Promise<number> {
+  const settings = parseSettings(parseFlags(args, flags).values);
+  const database = await openDatabase();
+  try {
+    await migrate({ databaseUrl: database.url, migrationsDir });
+    const worker = await startWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings, log: workerLog() });
+    process.stdout.write(`Tollgate worker ${worker.poolId} is running (Ctrl-C or SIGTERM stops it gracefully).\n`);
+    await untilSignal(worker);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+// `npm start` runs the worker inside its own process, next to the web server.
+export function workerLog(): WorkerLog {
+  const logger = log().child({ component: "worker" });
+  return (level, msg, fields) => logger[level](fields ?? {}, msg);
+}
+
+async function untilSignal(worker: RunningWorker): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const onSignal = () => resolve();
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+    worker.done.then(resolve, reject);
+  });
+  await worker.stop();
+}
+
+function parseSettings(values: Partial<Record<keyof typeof flags, string>>): Partial<WorkerSettings> {
+  const n = (flag: keyof typeof flags, min: number, max: number): number | undefined => {
+    const raw = values[flag];
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value < min || value > max) throw new CliError(`--${flag} must be a number from ${min} to ${max}`);
+    return value;
+  };
+  const d = defaultWorkerSettings;
+  return {
+    concurrency: n("concurrency", 1, 64) ?? d.concurrency,
+    tickSeconds: n("tick-seconds", 0.2, 3600) ?? d.tickSeconds,
+    abandonedAfterSeconds: n("abandoned-after-seconds", 1, 86_400) ?? d.abandonedAfterSeconds,
+    recoverEverySeconds: n("recover-every-seconds", 0.2, 3600) ?? d.recoverEverySeconds,
+    pollIntervalMs: n("poll-interval-ms", 50, 60_000) ?? d.pollIntervalMs,
+    delivery: {
+      baseMs: n("delivery-base-ms", 1, 3_600_000) ?? d.delivery.baseMs,
+      capMs: n("delivery-cap-ms", 1, 86_400_000) ?? d.delivery.capMs,
+      windowSeconds: n("delivery-window-seconds", 1, 30 * 86_400) ?? d.delivery.windowSeconds,
+      timeoutMs: n("delivery-timeout-ms", 100, 120_000) ?? d.delivery.timeoutMs,
+    },
+    probes: {
+      ...d.probes,
+      baseSeconds: n("probe-base-seconds", 0.1, 86_400) ?? d.probes.baseSeconds,
+      capSeconds: n("probe-cap-seconds", 0.1, 86_400) ?? d.probes.capSeconds,
+    },
+  };
+}

@@ -1,0 +1,21 @@
+import type { Db } from "@/lib/db";
+import { metrics } from "@/lib/metrics/registry";
+
+// The worker's lease reaper: a processing operation whose lease expired, and which no new
+// attempt may take over (takeover "never", or attempts used up), becomes unknown now, even if
+// no agent ever claims it again, so operation.unknown reaches subscribers and the operator's
+// queue at once. One SQL call per batch (tollgate_reap_expired_leases): rows locked by a
+// concurrent complete, heartbeat or another reaper are skipped and settle themselves.
+export async function reapExpiredLeases(options: { db: Db; graceSeconds?: number; batchSize?: number; maxBatches?: number }): Promise<number> {
+  const batchSize = options.batchSize ?? 500;
+  let total = 0;
+  for (let i = 0; i < (options.maxBatches ?? 20); i++) {
+    const rows = await options.db.$queryRaw<{ n: number }[]>`
+      SELECT tollgate_reap_expired_leases(${batchSize}::int, ${options.graceSeconds ?? 0}::int) AS n`;
+    const n = rows[0]?.n ?? 0;
+    total += n;
+    if (n < batchSize) break;
+  }
+  if (total > 0) metrics().unknowns.inc({ cause: "lease-reaped" }, total);
+  return total;
+}

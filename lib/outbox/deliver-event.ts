@@ -1,0 +1,98 @@
+import { Webhook } from "standardwebhooks";
+import type { Db } from "@/lib/db";
+import { decryptSecret } from "@/lib/crypto/secret-box";
+import type { DeliverySettings } from "@/lib/outbox/delivery-settings";
+
+type DeliveryRow = {
+  state: "pending" | "delivered" | "dead";
+  eventId: string;
+  type: string;
+  payload: unknown;
+  createdAt: Date;
+  url: string;
+  secretBox: string;
+  disabledAt: Date | null;
+};
+
+export type DeliveryResult = "delivered" | "retry" | "dead" | "skipped";
+
+// One try of one delivery (the worker's "deliver-event" job): POST the event to the
+// subscription's URL, signed with Standard Webhooks. The webhook-id is the outbox event's id, so
+// every redelivery of the event carries the same one and the receiver can dedupe; the body is
+// rebuilt byte for byte from the stored event. A 2xx marks it delivered; anything else (status,
+// timeout, refused connection) is recorded by tollgate_delivery_failed, which schedules the next
+// try in the same transaction, or marks the delivery dead past its retry window.
+export async function deliverEvent(options: { db: Db; deliveryId: string; settings: DeliverySettings; serverSecret: string }): Promise<DeliveryResult> {
+  const { db, deliveryId, settings } = options;
+  const rows = await db.$queryRaw<DeliveryRow[]>`
+    SELECT d.state::text AS state, e.id AS "eventId", e.type, e.payload, e.created_at AS "createdAt", s.url,
+      s.secret_encrypted AS "secretBox", s.disabled_at AS "disabledAt"
+    FROM event_delivery d JOIN outbox_event e ON e.id = d.event_id JOIN event_subscription s ON s.id = d.subscription_id
+    WHERE d.id = ${deliveryId}`;
+  const row = rows[0];
+  // Delivered (a duplicate job after a crash), dead, or pruned: nothing to do.
+  if (!row || row.state !== "pending") return "skipped";
+  if (row.disabledAt) {
+    await db.$executeRaw`
+      UPDATE event_delivery SET state = 'dead', dead_at = now(), next_attempt_at = NULL, last_error = 'the subscription was removed'
+      WHERE id = ${deliveryId} AND state = 'pending'`;
+    return "dead";
+  }
+
+  const body = eventBody(row);
+  const outcome = await post(row, body, options.serverSecret, settings.timeoutMs);
+  if (outcome.ok) {
+    await db.$executeRaw`
+      UPDATE event_delivery SET state = 'delivered', attempts = attempts + 1, last_attempt_at = now(), last_status = ${outcome.status},
+        last_error = NULL, delivered_at = now(), next_attempt_at = NULL
+      WHERE id = ${deliveryId} AND state = 'pending'`;
+    return "delivered";
+  }
+  const failed = await db.$queryRaw<{ r: { code: string } }[]>`
+    SELECT tollgate_delivery_failed(${deliveryId}, ${outcome.status}::int, ${outcome.error}, ${settings.baseMs}::int, ${settings.capMs}::int,
+      ${settings.windowSeconds}::int) AS r`;
+  const code = failed[0]?.r.code;
+  return code === "dead" ? "dead" : code === "retry" ? "retry" : "skipped";
+}
+
+// The Standard Webhooks envelope; `timestamp` is when the event happened, the same on every try.
+export function eventBody(row: { type: string; payload: unknown; createdAt: Date }): string {
+  return JSON.stringify({ type: row.type, timestamp: row.createdAt.toISOString(), data: row.payload });
+}
+
+async function post(
+  row: DeliveryRow,
+  body: string,
+  serverSecret: string,
+  timeoutMs: number,
+): Promise<{ ok: true; status: number } | { ok: false; status: number | null; error: string }> {
+  const now = new Date();
+  const signature = new Webhook(decryptSecret(row.secretBox, serverSecret)).sign(row.eventId, now, body);
+  try {
+    const res = await fetch(row.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "Tollgate-Webhooks/1",
+        "webhook-id": row.eventId,
+        "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+        "webhook-signature": signature,
+      },
+      body,
+      // A redirect is not a delivery: the receiver must answer 2xx itself.
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await res.text().catch(() => "");
+    if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
+    return { ok: false, status: res.status, error: `HTTP ${res.status}${text ? `: ${text.slice(0, 300)}` : ""}` };
+  } catch (error) {
+    const message = error instanceof Error ? (error.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : causeText(error)) : String(error);
+    return { ok: false, status: null, error: message };
+  }
+}
+
+function causeText(error: Error): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ? `${error.message} (${cause.code})` : error.message;
+}

@@ -1,0 +1,15 @@
+import type { Db } from "@/lib/db";
+import { ProblemError } from "@/lib/http/problem";
+
+// An operator sends a dead (or already delivered) delivery again: back to pending with a fresh
+// 24 h retry window, its job enqueued and an audit event written in the same transaction
+// (tollgate_redeliver). The receiver gets the same webhook-id as before.
+export async function redeliver(options: { db: Db; tenantId: string; deliveryId: string; actor: string }): Promise<{ previousState: string }> {
+  const rows = await options.db.$queryRaw<{ r: { code: string; previousState?: string; state?: string } }[]>`
+    SELECT tollgate_redeliver(${options.tenantId}, ${options.deliveryId}, ${options.actor}) AS r`;
+  const r = rows[0]?.r;
+  if (!r) throw new Error("tollgate_redeliver returned nothing");
+  if (r.code === "redelivered") return { previousState: r.previousState ?? "dead" };
+  if (r.code === "not-found") throw new ProblemError("delivery-not-found", "No event delivery with this id exists in this tenant.");
+  throw new ProblemError("invalid-state", "This delivery is still being retried; it can be sent again once it is delivered or dead.", { extras: { state: r.state } });
+}

@@ -1,0 +1,36 @@
+import type { Probe, ProbeMatch } from "@/lib/probes/probe-schema";
+
+export type ProbeVerdict = "succeeded" | "failed" | "not_found" | "inconclusive";
+
+// Reads the provider's answer by the probe's rules. Only `succeeded` and `failed` are
+// conclusive. "Not found" is not evidence that nothing happened (the provider may not have
+// indexed the call yet, or the lookup key may be wrong), and an answer that matches both
+// succeeded and failed contradicts itself: both leave the operation unknown for an operator.
+export function evaluateProbe(probe: Probe, answer: { status: number; body: unknown }): { verdict: ProbeVerdict; resourceId: string | null } {
+  if (probe.notFound && matches(probe.notFound, answer)) return { verdict: "not_found", resourceId: null };
+  const succeeded = probe.succeeded ? matches(probe.succeeded, answer) : false;
+  const failed = probe.failed ? matches(probe.failed, answer) : false;
+  if (succeeded === failed) return { verdict: "inconclusive", resourceId: null };
+  const found = probe.resourceIdPath ? readPath(answer.body, probe.resourceIdPath) : undefined;
+  const resourceId = typeof found === "string" || typeof found === "number" ? String(found).slice(0, 500) : null;
+  return { verdict: succeeded ? "succeeded" : "failed", resourceId };
+}
+
+function matches(rule: ProbeMatch, answer: { status: number; body: unknown }): boolean {
+  if (rule.status && !rule.status.includes(answer.status)) return false;
+  if (rule.path === undefined) return true;
+  const value = readPath(answer.body, rule.path);
+  if (rule.equals === undefined) return value !== undefined && value !== null;
+  return rule.equals.some((expected) => expected === value);
+}
+
+// Own properties only, so a path can never reach into the prototype ("__proto__", "constructor").
+export function readPath(value: unknown, path: string): unknown {
+  let current: unknown = value;
+  for (const segment of path.split(".")) {
+    if (current === null || typeof current !== "object") return undefined;
+    if (!Object.prototype.hasOwnProperty.call(current, segment)) return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
+}

@@ -1,0 +1,68 @@
+import { z } from "zod";
+
+// A tool's optional reconciliation probe: a read-only GET the worker sends to the provider for
+// the tool's `unknown` operations, and how to read its answer. Part of the tool policy
+// (policy.probe), stored in tool.probe.
+//   { "url": "https://api.example.com/charges?idempotency_key={downstreamKey}",
+//     "succeeded": { "status": [200], "path": "data.0.status", "equals": ["paid"] },
+//     "failed":    { "status": [200], "path": "data.0.status", "equals": ["failed"] },
+//     "notFound":  { "status": [404] },
+//     "resourceIdPath": "data.0.id" }
+// Placeholders: {downstreamKey}, {resourceId}, {operationId} (URL-encoded when filled in).
+
+export const probePlaceholders = ["downstreamKey", "resourceId", "operationId"] as const;
+
+// Dotted path into the JSON answer; a numeric segment indexes an array ("data.0.status").
+const jsonPath = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/, "must be a dotted path such as data.0.status");
+
+const scalar = z.union([z.string().max(500), z.number(), z.boolean(), z.null()]);
+
+export const probeMatchSchema = z
+  .object({
+    status: z.array(z.number().int().min(100).max(599)).min(1).max(20).optional(),
+    path: jsonPath.optional(),
+    // With a path and no `equals`, the value merely has to be present (not null).
+    equals: z.array(scalar).min(1).max(20).optional(),
+  })
+  .strict()
+  .refine((m) => m.status !== undefined || m.path !== undefined, "give status codes, a JSON path, or both")
+  .refine((m) => m.equals === undefined || m.path !== undefined, { message: "equals needs a path", path: ["equals"] });
+
+const headerName = z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "must be an HTTP header name");
+
+export const probeSchema = z
+  .object({
+    url: z
+      .string()
+      .max(2000)
+      .refine(validTemplate, `must be an http(s) URL; placeholders: ${probePlaceholders.map((p) => `{${p}}`).join(", ")}`),
+    // Sent as given and readable by every admin of the tenant through GET /api/v1/tools: do not put
+    // long-lived credentials here.
+    headers: z.record(headerName, z.string().max(2000)).optional(),
+    timeoutMs: z.number().int().min(100).max(30_000).default(5000),
+    maxProbes: z.number().int().min(1).max(50).default(10),
+    succeeded: probeMatchSchema.optional(),
+    failed: probeMatchSchema.optional(),
+    notFound: probeMatchSchema.optional(),
+    resourceIdPath: jsonPath.optional(),
+  })
+  .strict()
+  .refine((p) => p.succeeded !== undefined || p.failed !== undefined, "a probe needs at least one of succeeded and failed")
+  .refine((p) => p.headers === undefined || Object.keys(p.headers).length <= 20, { message: "at most 20 headers", path: ["headers"] });
+
+export type Probe = z.infer<typeof probeSchema>;
+export type ProbeMatch = z.infer<typeof probeMatchSchema>;
+
+function validTemplate(template: string): boolean {
+  const names = [...template.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]);
+  if (names.some((n) => !(probePlaceholders as readonly string[]).includes(n ?? ""))) return false;
+  try {
+    const url = new URL(template.replace(/\{[^{}]*\}/g, "x"));
+    return url.protocol === "https:" || url.protocol === "http:";
+  } catch {
+    return false;
+  }
+}

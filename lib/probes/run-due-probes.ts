@@ -1,0 +1,145 @@
+import type { Db } from "@/lib/db";
+import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
+import { probeSchema, type Probe } from "@/lib/probes/probe-schema";
+
+type DueProbe = {
+  operationId: string;
+  tenantId: string;
+  tool: string;
+  downstreamKey: string;
+  resourceId: string | null;
+  probe: unknown;
+  probeNumber: number;
+};
+
+export type ProbeSettings = {
+  // Backoff between probes of one operation: base·2^(n-1) seconds, capped.
+  baseSeconds: number;
+  capSeconds: number;
+  // When the tool's probe does not say (policy.probe.maxProbes).
+  defaultMaxProbes: number;
+  batchSize: number;
+};
+
+export const defaultProbeSettings: ProbeSettings = { baseSeconds: 30, capSeconds: 3600, defaultMaxProbes: 10, batchSize: 20 };
+
+const MAX_BODY = 64 * 1024;
+
+// The worker's reconciliation pass: takes the unknown operations whose probe is due (booking
+// each probe before it runs, under SKIP LOCKED, so two workers never probe one operation at
+// once), asks the provider, and records the answer. A conclusive answer resolves the operation
+// through tollgate_resolve (via "probe"); "not found" and anything unreadable leave it unknown.
+export async function runDueProbes(options: { db: Db; settings?: Partial<ProbeSettings>; log?: (msg: string, fields?: object) => void }) {
+  const s = { ...defaultProbeSettings, ...options.settings };
+  const due = await options.db.$queryRaw<DueProbe[]>`
+    SELECT operation_id AS "operationId", tenant_id AS "tenantId", tool, downstream_key AS "downstreamKey",
+      resource_id AS "resourceId", probe, probe_number AS "probeNumber"
+    FROM tollgate_take_due_probes(${s.batchSize}, ${s.baseSeconds}, ${s.capSeconds}, ${s.defaultMaxProbes})`;
+  const results = await Promise.all(due.map((d) => probeOne(options.db, d)));
+  for (const r of results) options.log?.("probe", r);
+  return { probed: results.length, resolved: results.filter((r) => r.resolved).length };
+}
+
+async function probeOne(db: Db, d: DueProbe): Promise<{ operationId: string; verdict: ProbeVerdict | "skipped"; resolved: boolean }> {
+  const parsed = probeSchema.safeParse(d.probe);
+  let verdict: ProbeVerdict | "skipped";
+  let status: number | null = null;
+  let summary: string;
+  let evidence: string | null = null;
+  let resourceId: string | null = null;
+  if (!parsed.success) {
+    verdict = "skipped";
+    summary = `probe ${d.probeNumber}: the tool's probe definition is not valid`;
+  } else {
+    const url = fillTemplate(parsed.data.url, d);
+    if (!url) {
+      verdict = "skipped";
+      summary = `probe ${d.probeNumber}: no resource id is known for this operation, and the probe URL needs one`;
+    } else {
+      const answer = await ask(parsed.data, url);
+      const where = `GET ${safeUrl(url)}`;
+      if ("error" in answer) {
+        verdict = "inconclusive";
+        summary = `probe ${d.probeNumber}: ${where} failed: ${answer.error}`;
+      } else {
+        status = answer.status;
+        evidence = answer.text.slice(0, 2000);
+        const read = evaluateProbe(parsed.data, answer);
+        verdict = read.verdict;
+        resourceId = read.resourceId ?? d.resourceId;
+        summary = `probe ${d.probeNumber}: ${where} answered ${answer.status}: ${describe(read.verdict)}`;
+      }
+    }
+  }
+  const rows = await db.$queryRaw<{ r: { code: string } }[]>`
+    SELECT tollgate_record_probe(${d.tenantId}, ${d.operationId}, ${d.probeNumber}, ${verdict}, ${status}::int, ${summary},
+      ${resourceId}, ${evidence}) AS r`;
+  return { operationId: d.operationId, verdict, resolved: rows[0]?.r.code === "resolved" };
+}
+
+const descriptions: Record<ProbeVerdict, string> = {
+  succeeded: "the provider has the effect (resolved by probe: succeeded)",
+  failed: "the provider reports the call failed (resolved by probe: failed)",
+  not_found: "not found, which is not proof that nothing happened: the operation stays unknown for an operator",
+  inconclusive: "the answer matched no rule (or contradicted itself): the operation stays unknown",
+};
+const describe = (v: ProbeVerdict) => descriptions[v];
+
+function fillTemplate(template: string, d: DueProbe): string | null {
+  const values: Record<string, string | null> = { downstreamKey: d.downstreamKey, resourceId: d.resourceId, operationId: d.operationId };
+  let missing = false;
+  const url = template.replace(/\{([^{}]*)\}/g, (_, name: string) => {
+    const v = values[name];
+    if (v === null || v === undefined) {
+      missing = true;
+      return "";
+    }
+    return encodeURIComponent(v);
+  });
+  return missing ? null : url;
+}
+
+// The trace and the audit log show where the probe went, never its query string (which may carry a token).
+function safeUrl(raw: string): string {
+  const url = new URL(raw);
+  return `${url.origin}${url.pathname}${url.search ? "?…" : ""}`;
+}
+
+async function ask(probe: Probe, url: string): Promise<{ status: number; body: unknown; text: string } | { error: string }> {
+  try {
+    const res = await fetch(url, {
+      method: "GET",
+      headers: { accept: "application/json", "user-agent": "Tollgate-Probe/1", ...probe.headers },
+      redirect: "manual",
+      signal: AbortSignal.timeout(probe.timeoutMs),
+    });
+    const text = await readLimited(res);
+    let body: unknown = null;
+    try {
+      body = text ? (JSON.parse(text) as unknown) : null;
+    } catch {
+      body = null;
+    }
+    return { status: res.status, body, text };
+  } catch (error) {
+    return { error: error instanceof Error ? (error.name === "TimeoutError" ? `no answer within ${probe.timeoutMs} ms` : error.message) : String(error) };
+  }
+}
+
+async function readLimited(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY) {
+      await reader.cancel();
+      break;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

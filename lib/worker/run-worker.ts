@@ -1,0 +1,94 @@
+import { EventEmitter } from "node:events";
+import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
+import { createDb } from "@/lib/db";
+import { holdLivenessLock } from "@/lib/worker/liveness-lock";
+import { defaultWorkerSettings, type WorkerSettings } from "@/lib/worker/worker-settings";
+import { crontab, ensurePeriodicJobs, workerTasks, type WorkerLog } from "@/lib/worker/worker-tasks";
+
+export type RunningWorker = {
+  poolId: string;
+  // Settles when the worker stops (after stop(), or on a fatal error).
+  done: Promise<void>;
+  // Graceful: no new jobs; running ones finish (up to 5 s, then they are released to run again).
+  stop: () => Promise<void>;
+};
+
+// The background worker: outbox delivery, the lease reaper, reconciliation probes, approval
+// expiry, pruning, and the recovery sweep. Jobs live in PostgreSQL (graphile-worker): any number
+// of worker processes may run against one database, each job is taken by one of them
+// (SELECT … FOR UPDATE SKIP LOCKED inside the library), and a job whose worker died is
+// released by the recovery sweep and runs again. Every job is written to be safe to run twice.
+export async function startWorker(options: {
+  databaseUrl: string;
+  serverSecret: string;
+  settings?: Partial<WorkerSettings>;
+  log: WorkerLog;
+}): Promise<RunningWorker> {
+  const settings: WorkerSettings = { ...defaultWorkerSettings, ...options.settings };
+  const { log } = options;
+  const db = createDb(options.databaseUrl, Math.max(4, settings.concurrency + 2));
+  await ensurePeriodicJobs(db);
+
+  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+  let poolId: string | undefined;
+  events.on("pool:create", ({ workerPool }) => {
+    poolId = workerPool.id;
+  });
+  let runner: Runner;
+  try {
+    runner = await run({
+      connectionString: options.databaseUrl,
+      concurrency: settings.concurrency,
+      maxPoolSize: settings.concurrency + 2,
+      pollInterval: settings.pollIntervalMs,
+      noHandleSignals: true,
+      taskList: workerTasks({ db, databaseUrl: options.databaseUrl, settings, serverSecret: options.serverSecret, log }),
+      crontab,
+      logger: bridgeLogger(log),
+      events,
+    });
+  } catch (error) {
+    await db.$disconnect();
+    throw error;
+  }
+  if (!poolId) throw new Error("graphile-worker started without announcing its pool");
+  const id = poolId;
+
+  let stopping: Promise<void> | undefined;
+  const liveness = await holdLivenessLock({
+    databaseUrl: options.databaseUrl,
+    poolId: id,
+    // Without the lock another worker would soon treat our jobs as abandoned: stop taking jobs.
+    onLost: (error) => {
+      log("error", "worker lost its liveness connection; stopping", { err: error.message });
+      void stop();
+    },
+  });
+
+  const stop = () =>
+    (stopping ??= (async () => {
+      await runner.stop().catch((error: unknown) => log("warn", "worker stop", { err: String(error) }));
+      await liveness.release();
+      await db.$disconnect();
+    })());
+
+  const done = runner.promise.then(
+    async () => {
+      await stop();
+    },
+    async (error: unknown) => {
+      log("error", "worker failed", { err: error instanceof Error ? error.message : String(error) });
+      await stop();
+      throw error;
+    },
+  );
+  log("info", "worker started", { poolId: id, concurrency: settings.concurrency, tickSeconds: settings.tickSeconds });
+  return { poolId: id, done, stop };
+}
+
+function bridgeLogger(log: WorkerLog): Logger {
+  return new Logger(() => (level, message, meta) => {
+    if (level === "error") log("error", `job queue: ${message}`, meta ? { meta: String(meta.error ?? "") } : undefined);
+    else if (level === "warning") log("warn", `job queue: ${message}`);
+  });
+}

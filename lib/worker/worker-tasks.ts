@@ -1,0 +1,94 @@
+import type { JobHelpers, Task, TaskList } from "graphile-worker";
+import type { Db } from "@/lib/db";
+import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
+import { deliverEvent } from "@/lib/outbox/deliver-event";
+import { pruneOutbox } from "@/lib/outbox/prune-outbox";
+import { pruneOperations } from "@/lib/operations/prune-operations";
+import { reapExpiredLeases } from "@/lib/operations/reap-expired-leases";
+import { runDueProbes } from "@/lib/probes/run-due-probes";
+import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
+import type { WorkerSettings } from "@/lib/worker/worker-settings";
+import { cleanUpJobQueue } from "@/lib/jobs/clean-up-job-queue";
+
+export type WorkerLog = (level: "info" | "warn" | "error", msg: string, fields?: object) => void;
+
+// Jobs that repeat every few seconds: each run first books the next run (same job key, so there
+// is only ever one waiting, whichever worker runs it), then does its work; a failed run is
+// logged and the next one comes anyway.
+export const periodicTasks = ["reap-leases", "probe-unknown", "recover-jobs"] as const;
+
+// Jobs on the library's crontab (minute resolution is plenty for these).
+export const crontab = [
+  "* * * * * expire-approvals ?max=1",
+  "17 * * * * prune ?max=1",
+].join("\n");
+
+export function workerTasks(options: { db: Db; databaseUrl: string; settings: WorkerSettings; serverSecret: string; log: WorkerLog }): TaskList {
+  const { db, settings, log } = options;
+  const every: Record<(typeof periodicTasks)[number], number> = {
+    "reap-leases": settings.tickSeconds,
+    "probe-unknown": settings.tickSeconds,
+    "recover-jobs": settings.recoverEverySeconds,
+  };
+  const periodic = (name: (typeof periodicTasks)[number], work: () => Promise<object | null>): Task => async (_payload, helpers) => {
+    await scheduleNext(helpers, name, every[name]);
+    try {
+      const result = await work();
+      if (result) log("info", name, result);
+    } catch (error) {
+      log("error", `${name} failed`, { err: error instanceof Error ? error.message : String(error) });
+    }
+  };
+
+  return {
+    "deliver-event": async (payload) => {
+      const deliveryId = (payload as { deliveryId?: unknown } | null)?.deliveryId;
+      if (typeof deliveryId !== "string") return;
+      const result = await deliverEvent({ db, deliveryId, settings: settings.delivery, serverSecret: options.serverSecret });
+      if (result !== "delivered" && result !== "skipped") log("warn", `delivery ${result}`, { deliveryId });
+    },
+    "reap-leases": periodic("reap-leases", async () => {
+      const unknown = await reapExpiredLeases({ db, graceSeconds: settings.leaseGraceSeconds });
+      return unknown ? { becameUnknown: unknown } : null;
+    }),
+    "probe-unknown": periodic("probe-unknown", async () => {
+      const { probed, resolved } = await runDueProbes({ db, settings: settings.probes });
+      return probed ? { probed, resolved } : null;
+    }),
+    "recover-jobs": periodic("recover-jobs", async () => {
+      const released = await db.$queryRaw<{ ids: string[] }[]>`SELECT tollgate_release_abandoned_jobs(${settings.abandonedAfterSeconds}::int) AS ids`;
+      const requeued = await db.$queryRaw<{ n: number }[]>`SELECT tollgate_requeue_stalled_deliveries(${settings.abandonedAfterSeconds}::int, 1000) AS n`;
+      const deadWorkers = released[0]?.ids ?? [];
+      const stalled = requeued[0]?.n ?? 0;
+      // A periodic chain whose job died with its worker before booking the next run starts again.
+      await ensurePeriodicJobs(db);
+      return deadWorkers.length || stalled ? { deadWorkers, stalledDeliveries: stalled } : null;
+    }),
+    "expire-approvals": async () => {
+      const expired = await expireDueApprovals(db);
+      if (expired) log("info", "expire-approvals", { expired });
+    },
+    prune: async () => {
+      const { deleted } = await pruneOperations({ db });
+      const payloads = await pruneWebhookPayloads(db);
+      const events = await pruneOutbox({ db, retentionDays: settings.outboxRetentionDays });
+      await cleanUpJobQueue(options.databaseUrl);
+      log("info", "prune", { operations: deleted, webhookPayloads: payloads, outboxEvents: events });
+    },
+  };
+}
+
+async function scheduleNext(helpers: JobHelpers, name: string, seconds: number): Promise<void> {
+  await helpers.query("SELECT graphile_worker.add_job($1, '{}'::json, run_at => now() + make_interval(secs => $2), job_key => $1, max_attempts => 1)", [
+    name,
+    seconds,
+  ]);
+}
+
+// Each worker makes sure every periodic chain exists when it starts; an existing waiting job
+// keeps its time ("preserve_run_at"), so starting more workers never adds runs.
+export async function ensurePeriodicJobs(db: Db): Promise<void> {
+  for (const name of periodicTasks) {
+    await db.$queryRaw`SELECT 1 FROM graphile_worker.add_job(${name}, '{}'::json, job_key => ${name}, max_attempts => 1, job_key_mode => 'preserve_run_at')`;
+  }
+}

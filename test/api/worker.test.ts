@@ -1,0 +1,174 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { redeliver } from "@/lib/outbox/redeliver";
+import { call, claim, type Reply } from "../support/http";
+import { startEventReceiver, type EventReceiver } from "../support/event-receiver";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { startWorkerProcess, type WorkerProcess } from "../support/worker-process";
+import { waitFor } from "../support/wait-for";
+
+// The worker (`npm run worker`, a real child process) delivering the outbox: Standard Webhooks
+// signatures, one webhook-id per event on every try, backoff and the dead state, the operator's
+// redeliver, the lease reaper emitting operation.unknown with no agent around, and a graceful
+// stop on SIGTERM that lets the delivery in flight finish. Intervals are shrunk by CLI flags.
+
+let app: TestApp;
+let worker: WorkerProcess;
+const receivers: EventReceiver[] = [];
+
+beforeAll(async () => {
+  app = await startTestApp();
+  worker = await startWorkerProcess(app.url);
+});
+afterAll(async () => {
+  await worker?.stop();
+  for (const r of receivers) await r.stop();
+  await app?.stop();
+});
+
+let n = 0;
+// A tenant of its own for each test, with one subscription to a fresh receiver.
+async function setup(events: string[]): Promise<{ keys: TenantKeys; receiver: EventReceiver; secret: string; tool: (policy?: object) => Promise<string> }> {
+  const keys = await seedTenant(app.db, `w${++n}`);
+  const receiver = await startEventReceiver();
+  receivers.push(receiver);
+  const sub = await call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/feed", { key: keys.admin, body: { url: receiver.url, events } });
+  expect(sub.status, sub.text).toBe(201);
+  let t = 0;
+  const tool = async (policy: object = {}) => {
+    const name = `w.tool-${++t}`;
+    const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy } });
+    expect(res.status, res.text).toBe(201);
+    return name;
+  };
+  return { keys, receiver, secret: sub.body.secret, tool };
+}
+
+async function claimAndComplete(keys: TenantKeys, tool: string, body: Record<string, unknown>): Promise<string> {
+  const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool, args: { x: 1 } });
+  expect(c.status, c.text).toBe(201);
+  const done: Reply = await call(app.baseUrl, "POST", `/api/v1/operations/${c.body.operationId}/complete`, {
+    key: keys.agent,
+    body: { fencingToken: c.body.attempt.fencingToken, ...body },
+  });
+  expect(done.status, done.text).toBe(200);
+  return c.body.operationId;
+}
+
+const deliveriesOf = (tenantId: string) => app.db.eventDelivery.findMany({ where: { tenantId }, include: { event: true }, orderBy: { createdAt: "asc" } });
+
+describe("delivery", () => {
+  it("posts the event signed with Standard Webhooks; webhook-id is the outbox event id; delivered after one try", async () => {
+    const { keys, receiver, secret, tool } = await setup(["operation.succeeded"]);
+    const operationId = await claimAndComplete(keys, await tool(), { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-1" } });
+
+    const [got] = await waitFor("the delivery", () => (receiver.received().length ? receiver.received() : null));
+
+    const [delivery] = await deliveriesOf(keys.tenantId);
+    expect(got!.webhookId).toBe(delivery!.eventId);
+    expect(receiver.verify(got!, secret)).toBe(true);
+    expect(receiver.verify(got!, "whsec_" + Buffer.alloc(32, 1).toString("base64"))).toBe(false);
+    expect(got!.body).toEqual({
+      type: "operation.succeeded",
+      timestamp: delivery!.event.createdAt.toISOString(),
+      data: expect.objectContaining({ operation: expect.objectContaining({ operationId, state: "succeeded" }) }),
+    });
+    await waitFor("delivered state", async () => (await deliveriesOf(keys.tenantId))[0]?.state === "delivered");
+    expect((await deliveriesOf(keys.tenantId))[0]).toMatchObject({ state: "delivered", attempts: 1, lastStatus: 200, lastError: null, nextAttemptAt: null });
+    expect(receiver.received()).toHaveLength(1);
+  });
+
+  it("retries failures with growing, jittered delays, always with the same webhook-id and body, until a 2xx", async () => {
+    const { keys, receiver, secret, tool } = await setup(["operation.failed"]);
+    receiver.answer((_r, count) => (count <= 3 ? 503 : 200));
+    await claimAndComplete(keys, await tool(), { outcome: "failed", error: { code: "declined", message: "no" } });
+
+    await waitFor("delivered after retries", async () => (await deliveriesOf(keys.tenantId))[0]?.state === "delivered");
+
+    const got = receiver.received();
+    expect(got).toHaveLength(4);
+    expect(new Set(got.map((g) => g.webhookId)).size).toBe(1);
+    expect(new Set(got.map((g) => g.raw)).size).toBe(1);
+    expect(got.every((g) => receiver.verify(g, secret))).toBe(true);
+    // Equal jitter: try n waits between half and all of 200 ms · 2^(n-1), so never less than 100, 200, 400 ms.
+    const gaps = got.slice(1).map((g, i) => g.at - got[i]!.at);
+    expect(gaps[0]).toBeGreaterThanOrEqual(90);
+    expect(gaps[1]).toBeGreaterThanOrEqual(190);
+    expect(gaps[2]).toBeGreaterThanOrEqual(390);
+    expect((await deliveriesOf(keys.tenantId))[0]).toMatchObject({ attempts: 4, lastStatus: 200, state: "delivered" });
+  });
+
+  it("gives up after the retry window (dead, with the last error); an operator's redeliver sends it again with the same id", async () => {
+    const { keys, receiver, tool } = await setup(["operation.failed"]);
+    receiver.answer(() => 500);
+    await claimAndComplete(keys, await tool(), { outcome: "failed" });
+
+    await waitFor("dead", async () => (await deliveriesOf(keys.tenantId))[0]?.state === "dead", 30_000);
+    const dead = (await deliveriesOf(keys.tenantId))[0]!;
+    expect(dead).toMatchObject({ state: "dead", lastStatus: 500, nextAttemptAt: null });
+    expect(dead.lastError).toMatch(/^HTTP 500/);
+    expect(dead.deadAt).not.toBeNull();
+    const tries = receiver.received().length;
+    expect(tries).toBeGreaterThanOrEqual(3);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(receiver.received()).toHaveLength(tries);
+
+    receiver.answer(() => 204);
+    await redeliver({ db: app.db, tenantId: keys.tenantId, deliveryId: dead.id, actor: "user:ops@example.com" });
+    await waitFor("redelivered", async () => (await deliveriesOf(keys.tenantId))[0]?.state === "delivered");
+    const got = receiver.received();
+    expect(got).toHaveLength(tries + 1);
+    expect(got.at(-1)!.webhookId).toBe(dead.eventId);
+    expect(got.at(-1)!.raw).toBe(got[0]!.raw);
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { tenantId: keys.tenantId, action: "event_delivery.redelivered" } });
+    expect(audit).toMatchObject({ actor: "user:ops@example.com", targetType: "event_delivery", targetId: dead.id, before: { state: "dead" } });
+    // Another tenant cannot touch it, and a delivery being retried is not sent twice.
+    const other = await seedTenant(app.db, `other-${n}`);
+    await expect(redeliver({ db: app.db, tenantId: other.tenantId, deliveryId: dead.id, actor: "user:x" })).rejects.toMatchObject({ code: "delivery-not-found" });
+  });
+});
+
+describe("the lease reaper", () => {
+  it("an expired lease with takeover never becomes unknown with no agent around, and operation.unknown is delivered", async () => {
+    const { keys, receiver, tool } = await setup(["operation.unknown"]);
+    const never = await tool({ leaseSeconds: 1, takeover: "never" });
+    const dedup = await tool({ leaseSeconds: 1, takeover: "deduplicated", maxAttempts: 3 });
+    const idem = `idem-${randomUUID()}`;
+    const abandoned = await claim(app.baseUrl, keys.agent, idem, { tool: never, args: {} });
+    const waiting = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: dedup, args: {} });
+    expect(abandoned.status).toBe(201);
+    expect(waiting.status).toBe(201);
+
+    const [got] = await waitFor("operation.unknown", () => (receiver.received().length ? receiver.received() : null));
+
+    expect(got!.body).toMatchObject({ type: "operation.unknown", data: { operation: { operationId: abandoned.body.operationId, state: "unknown" }, previousState: "processing" } });
+    const op = await app.db.operation.findUniqueOrThrow({ where: { id: abandoned.body.operationId } });
+    // Not a conflicting claim: nobody claimed.
+    expect(op).toMatchObject({ state: "unknown", leaseExpiresAt: null, conflictCount: 0 });
+    expect(await app.db.attempt.findFirst({ where: { operationId: op.id } })).toMatchObject({ outcome: "lease_lost" });
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: op.id, action: "operation.unknown" } });
+    expect(audit).toMatchObject({ actor: "system:lease-reaper", before: { state: "processing", attempt: 1 }, after: { state: "unknown" } });
+    // A lease that a takeover may still pick up is left alone.
+    expect(await app.db.operation.findUniqueOrThrow({ where: { id: waiting.body.operationId } })).toMatchObject({ state: "processing" });
+    // The agent that comes back learns the outcome is unknown.
+    const late = await claim(app.baseUrl, keys.agent, idem, { tool: never, args: {} });
+    expect(late.status).toBe(409);
+    expect(late.body.code).toBe("outcome-unknown");
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("SIGTERM lets the delivery in flight finish, then the worker exits 0", async () => {
+    const { keys, receiver, tool } = await setup(["operation.succeeded"]);
+    receiver.answer(() => new Promise((resolve) => setTimeout(() => resolve(200), 1500)));
+    await claimAndComplete(keys, await tool(), { outcome: "succeeded" });
+    await waitFor("the request in flight", () => receiver.received().length === 1);
+
+    const code = await worker.stop();
+
+    expect(code).toBe(0);
+    expect((await deliveriesOf(keys.tenantId))[0]).toMatchObject({ state: "delivered", attempts: 1 });
+    expect(receiver.received()).toHaveLength(1);
+    expect(worker.logs.join("\n")).not.toMatch(/"level":50/);
+  });
+});
