@@ -15,6 +15,8 @@ import { approvalListSchema, approvalViewSchema, decisionRequestSchema } from "@
 import { toolDefinitionSchema } from "@/lib/tools/tool-schema";
 import { webhookConnectionRequestSchema, webhookConnectionViewSchema, webhookIngestResponseSchema } from "@/lib/webhooks/webhook-schemas";
 import { toolViewSchema } from "@/lib/tools/tool-view";
+import { sideEffectRequestSchema, sideEffectViewSchema } from "@/lib/side-effects/side-effect-schemas";
+import { eventTypes, subscriptionPutResponseSchema, subscriptionRequestSchema, subscriptionViewSchema } from "@/lib/event-subscriptions/event-subscription-schemas";
 
 // OpenAPI 3.1 generated from the very zod schemas the handlers validate with: JSON Schema
 // 2020-12 is OpenAPI 3.1's schema dialect, so zod's own converter is enough.
@@ -61,6 +63,8 @@ export function buildOpenApi(): Record<string, unknown> {
         Replay: output(replaySchema),
         Tool: output(toolViewSchema),
         Approval: output(approvalViewSchema),
+        SideEffect: output(sideEffectViewSchema),
+        EventSubscription: output(subscriptionViewSchema),
       },
     },
     paths: {
@@ -184,8 +188,73 @@ export function buildOpenApi(): Record<string, unknown> {
           },
         },
       },
+      "/api/v1/operations/{id}/side-effects/{name}": {
+        parameters: [idParam("id"), idParam("name")],
+        put: {
+          summary: "Lease holder: record a provider call (intent first, then sent / confirmed / failed / unknown); returns the effect's downstream key",
+          security,
+          requestBody: { required: true, ...json(input(sideEffectRequestSchema)) },
+          responses: {
+            "200": { description: "The side effect as recorded (a repeat changes nothing)", ...json({ $ref: "#/components/schemas/SideEffect" }) },
+            ...errors("400", "401", "403", "404", "409", "413", "415"),
+          },
+        },
+      },
+      "/api/v1/event-subscriptions": {
+        get: {
+          summary: "List event subscriptions (never their secrets)",
+          security,
+          responses: { "200": { description: "Subscriptions", ...json({ type: "object", properties: { subscriptions: { type: "array", items: { $ref: "#/components/schemas/EventSubscription" } } }, required: ["subscriptions"] }) }, ...errors("401", "403") },
+        },
+      },
+      "/api/v1/event-subscriptions/{name}": {
+        parameters: [idParam("name")],
+        put: {
+          summary: "Create (201, with the signing secret, shown once) or replace (200) an event subscription",
+          security,
+          requestBody: { required: true, ...json(input(subscriptionRequestSchema)) },
+          responses: {
+            "200": { description: "Replaced (the secret only when rotateSecret was set)", ...json(output(subscriptionPutResponseSchema)) },
+            "201": { description: "Created, with its secret", ...json(output(subscriptionPutResponseSchema)) },
+            ...errors("400", "401", "403", "413", "415"),
+          },
+        },
+        get: { summary: "Read an event subscription", security, responses: { "200": { description: "The subscription", ...json({ $ref: "#/components/schemas/EventSubscription" }) }, ...errors("400", "401", "403", "404") } },
+        delete: { summary: "Stop deliveries to a subscription (its history is kept)", security, responses: { "204": { description: "Removed" }, ...errors("400", "401", "403", "404") } },
+      },
       "/api/health": { get: { summary: "Readiness (database answers)", responses: { "200": { description: "Ready" }, "503": problem("Database down") } } },
       "/api/live": { get: { summary: "Liveness", responses: { "200": { description: "Alive" } } } },
+    },
+    // What Tollgate POSTs to event subscriptions (OpenAPI 3.1 webhooks).
+    webhooks: Object.fromEntries(eventTypes.map((type) => [type, outgoingEvent(type)])),
+  };
+}
+
+// Standard Webhooks: headers webhook-id (the event id, the same on every retry), webhook-timestamp,
+// webhook-signature (v1,<base64 HMAC-SHA256> under the subscription's secret); a 2xx acknowledges.
+function outgoingEvent(type: string) {
+  const header = (name: string, description: string) => ({ name, in: "header", required: true, description, schema: { type: "string" } });
+  return {
+    post: {
+      summary: `${type}, delivered at least once, signed with Standard Webhooks`,
+      parameters: [
+        header("webhook-id", "The event id (msg_…): the same on every retry and redelivery, so receivers can dedupe"),
+        header("webhook-timestamp", "Seconds since the epoch when this try was signed"),
+        header("webhook-signature", "v1,<base64 HMAC-SHA256 of id.timestamp.body> under the subscription secret"),
+      ],
+      requestBody: {
+        required: true,
+        ...json({
+          type: "object",
+          properties: {
+            type: { const: type },
+            timestamp: { type: "string", description: "When the event happened (RFC 3339), the same on every try" },
+            data: { type: "object", description: "operation.*: { operation, previousState[, resolution] }; approval.*: { approval, operation }; webhook.unmatched: { webhookEvent }" },
+          },
+          required: ["type", "timestamp", "data"],
+        }),
+      },
+      responses: { "2XX": { description: "Received; anything else (or no answer within 10 s) is retried with backoff for 24 h" } },
     },
   };
 }

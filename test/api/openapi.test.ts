@@ -168,6 +168,32 @@ describe("real responses validate against the documented schemas", () => {
     },
     { name: "status view while processing", path: "/api/v1/operations/{id}", method: "get", status: 200, send: () => call(app.baseUrl, "GET", `/api/v1/operations/${granted.body.operationId}`, { key: tenant.agent }) },
     {
+      name: "side effect recorded",
+      path: "/api/v1/operations/{id}/side-effects/{name}",
+      method: "put",
+      status: 200,
+      send: () =>
+        call(app.baseUrl, "PUT", `/api/v1/operations/${granted.body.operationId}/side-effects/charge`, {
+          key: tenant.agent,
+          body: { fencingToken: granted.body.attempt.fencingToken, provider: "stripe", state: "confirmed", providerResourceId: "ch_1" },
+        }),
+    },
+    {
+      name: "problem: side effect moving backwards",
+      path: "/api/v1/operations/{id}/side-effects/{name}",
+      method: "put",
+      status: 409,
+      send: () =>
+        call(app.baseUrl, "PUT", `/api/v1/operations/${granted.body.operationId}/side-effects/charge`, {
+          key: tenant.agent,
+          body: { fencingToken: granted.body.attempt.fencingToken, provider: "stripe", state: "sent" },
+        }),
+    },
+    { name: "event subscription created", path: "/api/v1/event-subscriptions/{name}", method: "put", status: 201, send: () => call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/oa-feed", { key: tenant.admin, body: { url: "https://hooks.example.com/x", events: ["operation.unknown"] } }) },
+    { name: "event subscription replaced", path: "/api/v1/event-subscriptions/{name}", method: "put", status: 200, send: () => call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/oa-feed", { key: tenant.admin, body: { url: "https://hooks.example.com/y", events: ["operation.unknown", "approval.requested"] } }) },
+    { name: "event subscription read", path: "/api/v1/event-subscriptions/{name}", method: "get", status: 200, send: () => call(app.baseUrl, "GET", "/api/v1/event-subscriptions/oa-feed", { key: tenant.admin }) },
+    { name: "event subscriptions listed", path: "/api/v1/event-subscriptions", method: "get", status: 200, send: () => call(app.baseUrl, "GET", "/api/v1/event-subscriptions", { key: tenant.admin }) },
+    {
       name: "complete",
       path: "/api/v1/operations/{id}/complete",
       method: "post",

@@ -15,6 +15,7 @@ const POLICY_DEFAULTS = {
   approval: "none",
   approvalTtlSeconds: 86400,
   resultRetentionHours: 24,
+  probe: null,
 };
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
