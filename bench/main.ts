@@ -5,11 +5,13 @@ import path from "node:path";
 import { formatTargets, parseSize, sizeLabel, table, targets } from "./report";
 import { resultsDir, runProtocolBench, type ProtocolOptions, type ProtocolRun } from "./protocol-bench";
 import { runConsoleBench } from "./console-bench";
+import { runWebhooksBench } from "./webhooks-bench";
 import { runProfile } from "./profile-hot-path";
 
 const USAGE = `usage: npm run bench -- [protocol] [--quick] [--seconds N] [--warmup N] [--sizes 0,100k,1m] [--attempts N] [--save-baseline] [--keep-db]
   protocol         claims, completes, replays and 409s over HTTP and straight to PostgreSQL (default)
   console          the console's queries at 1M operations, and page TTFB (flags: npm run bench -- console --help)
+  webhooks         verified webhook ingests beside the liveness route (flags: npm run bench -- webhooks --help)
   --quick          2 s per measurement, sizes 0 and 100k (a smoke run; not comparable with the baseline)
   --seconds N      measured seconds per run (default 5)
   --warmup N       warm-up seconds before each run (default 1)
@@ -136,6 +138,7 @@ async function protocol(parsed: Parsed): Promise<number> {
 async function main(argv: string[]): Promise<number> {
   // The console benchmark has flags of its own (see bench/console-bench.ts).
   if (argv[0] === "console") return runConsoleBench(argv.slice(1));
+  if (argv[0] === "webhooks") return runWebhooksBench(argv.slice(1));
   if (argv[0] === "profile") return runProfile();
   const parsed = parseArgs(argv);
   switch (parsed.command) {
