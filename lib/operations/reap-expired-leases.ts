@@ -11,7 +11,7 @@ export async function reapExpiredLeases(options: { db: Db; graceSeconds?: number
   let total = 0;
   for (let i = 0; i < (options.maxBatches ?? 20); i++) {
     const rows = await options.db.$queryRaw<{ n: number }[]>`
-      SELECT tollgate_reap_expired_leases(${batchSize}::int, ${options.graceSeconds ?? 0}::int) AS n`;
+      SELECT tollgate_reap_expired_leases(${batchSize}::int, ${Math.round(options.graceSeconds ?? 0)}::int) AS n`;
     const n = rows[0]?.n ?? 0;
     total += n;
     if (n < batchSize) break;

@@ -49,8 +49,8 @@ export async function deliverEvent(options: { db: Db; deliveryId: string; settin
     return "delivered";
   }
   const failed = await db.$queryRaw<{ r: { code: string } }[]>`
-    SELECT tollgate_delivery_failed(${deliveryId}, ${outcome.status}::int, ${outcome.error}, ${settings.baseMs}::int, ${settings.capMs}::int,
-      ${settings.windowSeconds}::int) AS r`;
+    SELECT tollgate_delivery_failed(${deliveryId}, ${outcome.status}::int, ${outcome.error}, ${Math.round(settings.baseMs)}::int,
+      ${Math.round(settings.capMs)}::int, ${Math.round(settings.windowSeconds)}::int) AS r`;
   const code = failed[0]?.r.code;
   return code === "dead" ? "dead" : code === "retry" ? "retry" : "skipped";
 }

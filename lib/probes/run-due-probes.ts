@@ -13,7 +13,7 @@ type DueProbe = {
 };
 
 export type ProbeSettings = {
-  // Backoff between probes of one operation: base·2^(n-1) seconds, capped.
+  // Backoff between probes of one operation: base·2^(n-1) seconds, capped (whole seconds).
   baseSeconds: number;
   capSeconds: number;
   // When the tool's probe does not say (policy.probe.maxProbes).
@@ -24,6 +24,8 @@ export type ProbeSettings = {
 export const defaultProbeSettings: ProbeSettings = { baseSeconds: 30, capSeconds: 3600, defaultMaxProbes: 10, batchSize: 20 };
 
 const MAX_BODY = 64 * 1024;
+// The probe schedule is kept in whole seconds.
+const whole = (seconds: number) => Math.max(1, Math.round(seconds));
 
 // The worker's reconciliation pass: takes the unknown operations whose probe is due (booking
 // each probe before it runs, under SKIP LOCKED, so two workers never probe one operation at
@@ -34,7 +36,7 @@ export async function runDueProbes(options: { db: Db; settings?: Partial<ProbeSe
   const due = await options.db.$queryRaw<DueProbe[]>`
     SELECT operation_id AS "operationId", tenant_id AS "tenantId", tool, downstream_key AS "downstreamKey",
       resource_id AS "resourceId", probe, probe_number AS "probeNumber"
-    FROM tollgate_take_due_probes(${s.batchSize}, ${s.baseSeconds}, ${s.capSeconds}, ${s.defaultMaxProbes})`;
+    FROM tollgate_take_due_probes(${s.batchSize}::int, ${whole(s.baseSeconds)}::int, ${whole(s.capSeconds)}::int, ${s.defaultMaxProbes}::int)`;
   const results = await Promise.all(due.map((d) => probeOne(options.db, d)));
   for (const r of results) options.log?.("probe", r);
   return { probed: results.length, resolved: results.filter((r) => r.resolved).length };

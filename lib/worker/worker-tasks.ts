@@ -56,8 +56,8 @@ export function workerTasks(options: { db: Db; databaseUrl: string; settings: Wo
       return probed ? { probed, resolved } : null;
     }),
     "recover-jobs": periodic("recover-jobs", async () => {
-      const released = await db.$queryRaw<{ ids: string[] }[]>`SELECT tollgate_release_abandoned_jobs(${settings.abandonedAfterSeconds}::int) AS ids`;
-      const requeued = await db.$queryRaw<{ n: number }[]>`SELECT tollgate_requeue_stalled_deliveries(${settings.abandonedAfterSeconds}::int, 1000) AS n`;
+      const released = await db.$queryRaw<{ ids: string[] }[]>`SELECT tollgate_release_abandoned_jobs(${Math.ceil(settings.abandonedAfterSeconds)}::int) AS ids`;
+      const requeued = await db.$queryRaw<{ n: number }[]>`SELECT tollgate_requeue_stalled_deliveries(${Math.ceil(settings.abandonedAfterSeconds)}::int, 1000) AS n`;
       const deadWorkers = released[0]?.ids ?? [];
       const stalled = requeued[0]?.n ?? 0;
       // A periodic chain whose job died with its worker before booking the next run starts again.

@@ -13,18 +13,28 @@ export type FakeProvider = {
   effects: () => Effect[];
   // Every POST, including the ones a deduping provider answered without a new effect.
   requests: () => number;
+  // GET /effects/by-key/{key} lookups (reconciliation probes).
+  lookups: () => number;
   stop: () => Promise<void>;
 };
 
 export async function startFakeProvider(options: { dedupe?: boolean } = {}): Promise<FakeProvider> {
   const effects: Effect[] = [];
   let requests = 0;
+  let lookups = 0;
 
   const server = createServer((req, res) => {
     void handle(req, res).catch(() => send(res, 500, { error: "fake provider failed" }));
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // A read-only status lookup by key, as reconciliation probes use: 404 when no effect has it.
+    const lookup = /^\/effects\/by-key\/([^/?]+)$/.exec(req.url ?? "");
+    if (lookup && req.method === "GET") {
+      lookups += 1;
+      const effect = effects.find((e) => e.downstreamKey === decodeURIComponent(lookup[1] ?? ""));
+      return effect ? send(res, 200, { effect }) : send(res, 404, { error: "no effect with this key" });
+    }
     if (req.url !== "/effects") return send(res, 404, { error: "not found" });
     if (req.method === "GET") return send(res, 200, { effects });
     if (req.method !== "POST") return send(res, 405, { error: "method not allowed" });
@@ -49,6 +59,7 @@ export async function startFakeProvider(options: { dedupe?: boolean } = {}): Pro
     url: `http://127.0.0.1:${port}`,
     effects: () => [...effects],
     requests: () => requests,
+    lookups: () => lookups,
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

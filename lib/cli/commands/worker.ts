@@ -77,8 +77,8 @@ function parseSettings(values: Partial<Record<keyof typeof flags, string>>): Par
     },
     probes: {
       ...d.probes,
-      baseSeconds: n("probe-base-seconds", 0.1, 86_400) ?? d.probes.baseSeconds,
-      capSeconds: n("probe-cap-seconds", 0.1, 86_400) ?? d.probes.capSeconds,
+      baseSeconds: n("probe-base-seconds", 1, 86_400) ?? d.probes.baseSeconds,
+      capSeconds: n("probe-cap-seconds", 1, 86_400) ?? d.probes.capSeconds,
     },
   };
 }
