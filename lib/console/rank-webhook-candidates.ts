@@ -1,7 +1,7 @@
 // Which operations an inbox event may be about, best first, each with the reasons shown to the
 // operator. Signals, strongest first: the event itself names the operation (unmapped and
-// contradicting events); a resource id of the operation (its result's, or the provider
-// resource id an attempt reported) equals a value in the payload; the same tool family (the
+// contradicting events); a resource id of the operation (its result's, the provider resource
+// id an attempt reported, or one a side effect recorded) equals a value in the payload; the same tool family (the
 // tool name's prefix before the first dot) as the provider's events usually match, or as the
 // connection's name or the event type's prefix; and closeness in time (the operation started
 // shortly before the event arrived). Only operations still waiting for an outcome

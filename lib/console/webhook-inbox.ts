@@ -92,7 +92,10 @@ export async function listInbox(options: { db: Db; tenantId: string; limit?: num
       SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at,
         coalesce(o.result ->> 'resourceId', (SELECT a.provider ->> 'resourceId' FROM attempt a
           WHERE a.tenant_id = o.tenant_id AND a.operation_id = o.id AND a.provider ->> 'resourceId' IS NOT NULL
-          ORDER BY a.number DESC LIMIT 1)) AS resource_id
+          ORDER BY a.number DESC LIMIT 1),
+        (SELECT s.provider_resource_id FROM side_effect s
+          WHERE s.tenant_id = o.tenant_id AND s.operation_id = o.id AND s.provider_resource_id IS NOT NULL
+          ORDER BY s.updated_at DESC LIMIT 1)) AS resource_id
       FROM operation o
       WHERE o.tenant_id = ${tenantId} AND o.state IN ('unknown', 'processing')
         AND o.created_at BETWEEN ${oldest.toISOString()}::timestamptz AND ${newest.toISOString()}::timestamptz

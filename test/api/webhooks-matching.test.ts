@@ -190,6 +190,36 @@ describe("a webhook for an unknown outcome", () => {
   });
 });
 
+describe("what else names an operation", () => {
+  it("a side effect's own downstream key (the key its provider saw) names the side effect's operation", async () => {
+    const op = await claimNew();
+    const effect = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create-ticket`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, provider: "tickets", state: "intended" },
+    });
+    expect(effect.status, effect.text).toBe(200);
+    expect(effect.body.downstreamKey).not.toBe(op.downstreamKey);
+
+    const res = await send("ticket.created", effect.body.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await event(res.body.eventId)).toMatchObject({ operationId: op.operationId });
+    expect((await operation(op.operationId)).state).toBe("succeeded");
+  });
+
+  it("settling as succeeded keeps the provider resource id the attempt reported with its unknown outcome", async () => {
+    const op = await claimNew();
+    const unknown = await complete(op, "unknown", { provider: { requestId: "req_7", resourceId: "T-777" } });
+    expect(unknown.status, unknown.text).toBe(200);
+
+    await send("ticket.created", op.operationId);
+
+    const stored = await operation(op.operationId);
+    expect(stored.result).toMatchObject({ resourceId: "T-777" });
+    expect(stored.resolution).toMatchObject({ resourceId: "T-777", via: "webhook" });
+  });
+});
+
 describe("events that wait in the inbox", () => {
   it("naming another tenant's operation: unmatched, and that operation is untouched", async () => {
     const foreign = await claimNew(globex);
