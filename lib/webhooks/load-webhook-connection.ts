@@ -6,8 +6,9 @@ import type { WebhookScheme } from "@/lib/webhooks/webhook-schemas";
 
 // What ingest needs to verify a delivery, decrypted once and kept per instance. The cache can
 // never make a stale answer stick: ingest's SQL compares `version` with the row's updated_at
-// and answers "stale" when the connection changed, and a failed verification with an entry
-// older than a second reloads once before refusing (a secret rotated in on another instance).
+// and answers "stale" when the connection changed, and a signature that matches no cached
+// secret is checked again against a fresh read before it is refused (a secret rotated in on
+// another instance).
 export type IngestConnection = {
   id: string;
   tenantId: string;
