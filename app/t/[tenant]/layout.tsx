@@ -32,6 +32,7 @@ export default async function ConsoleLayout({ children, params }: { children: Re
     ...(can(user.role, "match-webhooks") ? [{ href: `${base}/inbox`, label: "Inbox", count: inbox, countLabel: inbox >= BADGE_CAP ? `${BADGE_CAP}+` : undefined }] : []),
     { href: `${base}/approvals`, label: "Approvals", count: approvals, countLabel: approvals >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
     { href: `${base}/tools`, label: "Tools" },
+    { href: `${base}/subscriptions`, label: "Subscriptions" },
     ...(can(user.role, "administer") ? [{ href: `${base}/api-keys`, label: "API keys" }, { href: `${base}/users`, label: "Users" }] : []),
     { href: `${base}/audit`, label: "Audit log" },
   ];

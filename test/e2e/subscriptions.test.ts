@@ -1,0 +1,168 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { call, claim } from "../support/http";
+import { startEventReceiver, type EventReceiver } from "../support/event-receiver";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { startWorkerProcess, type WorkerProcess } from "../support/worker-process";
+import { waitFor } from "../support/wait-for";
+
+// The console's event subscriptions in a real browser, with a real worker delivering: an admin
+// creates a subscription and copies the secret shown once (the receiver verifies deliveries
+// with exactly that secret), sees a dead delivery and redelivers it; a viewer sees the page with
+// nothing to press and a forged redeliver is refused. The trace shows side effects.
+
+let app: TestApp;
+let browser: Browser;
+let acme: TenantKeys;
+let receiver: EventReceiver;
+let worker: WorkerProcess;
+let admin: ConsoleLogin;
+let viewer: ConsoleLogin;
+let secret = "";
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  receiver = await startEventReceiver();
+  [browser, worker] = await Promise.all([launchBrowser(), startWorkerProcess(app.url)]);
+  admin = await createConsoleUser(app.db, { role: "admin", tenants: ["acme"] });
+  viewer = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+  expect((await call(app.baseUrl, "PUT", "/api/v1/tools/pay.charge", { key: acme.admin, body: {} })).status).toBe(201);
+});
+afterAll(async () => {
+  await browser?.close();
+  await worker?.stop();
+  await receiver?.stop();
+  await app?.stop();
+});
+
+const newPage = async (login: ConsoleLogin): Promise<Page> => signIn(await browser.newContext({ viewport: { width: 1440, height: 900 } }), app.baseUrl, login);
+
+async function openSubscriptions(page: Page): Promise<void> {
+  await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: "Subscriptions" }).click();
+  await page.waitForURL((url) => url.pathname === "/t/acme/subscriptions");
+  await page.getByRole("heading", { name: "Event subscriptions" }).waitFor();
+}
+
+async function succeededOperation(): Promise<string> {
+  const c = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool: "pay.charge", args: { amount: 1 } });
+  expect(c.status).toBe(201);
+  const res = await call(app.baseUrl, "POST", `/api/v1/operations/${c.body.operationId}/complete`, { key: acme.agent, body: { fencingToken: c.body.attempt.fencingToken, outcome: "succeeded" } });
+  expect(res.status).toBe(200);
+  return c.body.operationId;
+}
+
+describe("event subscriptions (admin)", () => {
+  it("creates a subscription and shows its secret once; deliveries are signed with that very secret", async () => {
+    const page = await newPage(admin);
+    await openSubscriptions(page);
+    await page.getByRole("button", { name: "New subscription" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Name").fill("ops-feed");
+    await dialog.getByLabel("Endpoint URL").fill(receiver.url);
+    await dialog.getByRole("checkbox", { name: /operation\.succeeded/ }).check();
+    await screenshot(page, "subscription-create");
+    await dialog.getByRole("button", { name: "Create subscription" }).click();
+
+    await page.getByRole("heading", { name: "Copy the signing secret now" }).waitFor();
+    secret = await page.locator("input.secret-value").inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    await screenshot(page, "subscription-secret");
+    await page.getByRole("button", { name: "I have stored it" }).click();
+    await page.locator("#subscription-ops-feed").waitFor();
+    expect(await page.locator("#subscription-ops-feed").textContent()).toContain("operation.succeeded");
+
+    const row = await app.db.eventSubscription.findFirstOrThrow({ where: { tenantId: acme.tenantId, name: "ops-feed" } });
+    expect(row.events.sort()).toEqual(["operation.succeeded", "operation.unknown"]);
+    // The secret left the server once, in that dialog: a reload shows it nowhere.
+    await page.reload();
+    expect(await page.content()).not.toContain(secret);
+
+    const operationId = await succeededOperation();
+    const [got] = await waitFor("a delivery", () => (receiver.received().length ? receiver.received() : null));
+    expect(receiver.verify(got!, secret)).toBe(true);
+    expect(got!.body.data.operation.operationId).toBe(operationId);
+  });
+
+  it("a dead delivery is listed with its last answer; Redeliver sends it again with the same webhook-id", async () => {
+    receiver.answer(() => 500);
+    const before = receiver.received().length;
+    const operationId = await succeededOperation();
+    const dead = await waitFor("a dead delivery", () => app.db.eventDelivery.findFirst({ where: { tenantId: acme.tenantId, state: "dead" } }), 30_000);
+
+    const page = await newPage(admin);
+    await openSubscriptions(page);
+    const deadTable = page.getByRole("table", { name: "Dead deliveries" });
+    const row = deadTable.locator(`tr[data-delivery="${dead.id}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toContain("HTTP 500");
+    expect(await row.textContent()).toContain(dead.eventId);
+    await screenshot(page, "subscriptions-dead");
+
+    receiver.answer(() => 200);
+    await row.getByRole("button", { name: /^Redeliver/ }).click();
+    await waitFor("delivered", async () => (await app.db.eventDelivery.findUniqueOrThrow({ where: { id: dead.id } })).state === "delivered");
+    const again = receiver.received().slice(before);
+    expect(again.at(-1)!.webhookId).toBe(dead.eventId);
+    expect(again.every((r) => r.webhookId === dead.eventId)).toBe(true);
+    expect(receiver.verify(again.at(-1)!, secret)).toBe(true);
+    expect(again.at(-1)!.body.data.operation.operationId).toBe(operationId);
+
+    await page.reload();
+    await page.getByText("None: every event reached its endpoint").waitFor();
+    const recent = page.getByRole("table", { name: "Recent deliveries" }).locator(`tr[data-delivery="${dead.id}"]`);
+    expect(await recent.textContent()).toContain("delivered");
+    await screenshot(page, "subscriptions-redelivered");
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: dead.id, action: "event_delivery.redelivered" } });
+    expect(audit.actor).toBe(`user:${admin.email}`);
+  });
+});
+
+describe("viewer", () => {
+  it("sees subscriptions and deliveries with nothing to press; a forged redeliver is refused", async () => {
+    receiver.answer(() => 500);
+    await succeededOperation();
+    const dead = await waitFor("a dead delivery", () => app.db.eventDelivery.findFirst({ where: { tenantId: acme.tenantId, state: "dead" } }), 30_000);
+    const page = await newPage(viewer);
+    await openSubscriptions(page);
+    await page.locator("#subscription-ops-feed").waitFor();
+    expect(await page.getByRole("button", { name: "New subscription" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: /Redeliver|Edit/ }).count()).toBe(0);
+    await page.getByRole("table", { name: "Dead deliveries" }).locator(`tr[data-delivery="${dead.id}"]`).waitFor();
+    await screenshot(page, "subscriptions-viewer");
+
+    const forged = await page.evaluate(async (id) => {
+      const res = await fetch(`/api/console/acme/deliveries/${id}/redeliver`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+      return { status: res.status, body: (await res.json()) as { code?: string } };
+    }, dead.id);
+    expect(forged).toMatchObject({ status: 403, body: { code: "forbidden" } });
+    expect((await app.db.eventDelivery.findUniqueOrThrow({ where: { id: dead.id } })).state).toBe("dead");
+  });
+});
+
+describe("the trace", () => {
+  it("shows the operation's side effects with their downstream keys", async () => {
+    const c = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool: "pay.charge", args: { amount: 7 } });
+    const put = (state: string, extra: object = {}) =>
+      call(app.baseUrl, "PUT", `/api/v1/operations/${c.body.operationId}/side-effects/charge`, {
+        key: acme.agent,
+        body: { fencingToken: c.body.attempt.fencingToken, provider: "stripe", state, ...extra },
+      });
+    const intent = await put("intended");
+    await put("confirmed", { providerResourceId: "ch_123" });
+
+    const page = await newPage(viewer);
+    await page.goto(`${app.baseUrl}/t/acme/operations/${c.body.operationId}`);
+    const effects = page.locator('li[data-kind="side-effect"]');
+    await effects.first().waitFor();
+    expect(await effects.allTextContents()).toEqual([
+      expect.stringContaining('Side effect "charge" intended (recorded before the call)'),
+      expect.stringContaining('Side effect "charge" confirmed by the provider'),
+    ]);
+    expect(await effects.first().textContent()).toContain(intent.body.downstreamKey);
+    expect(await effects.nth(1).textContent()).toContain("ch_123");
+    await screenshot(page, "trace-side-effects");
+  });
+});
