@@ -47,7 +47,7 @@ describe("evaluateProbe", () => {
 });
 
 describe("probeSchema", () => {
-  it.each([
+  it.each<[Record<string, unknown>, string]>([
     [{ url: "https://x.example.com/{secret}", succeeded: { status: [200] } }, "unknown placeholder"],
     [{ url: "ftp://x.example.com/{downstreamKey}", succeeded: { status: [200] } }, "not http"],
     [{ url: "https://x.example.com/{downstreamKey}" }, "no succeeded or failed rule"],
@@ -55,7 +55,7 @@ describe("probeSchema", () => {
     [{ url: "https://x.example.com/{downstreamKey}", succeeded: { equals: ["x"] } }, "equals without a path"],
     [{ url: "https://x.example.com/{downstreamKey}", succeeded: { path: "a..b" } }, "a bad path"],
     [{ url: "https://x.example.com/{downstreamKey}", succeeded: { status: [200] }, method: "POST" }, "an unknown field"],
-  ])("refuses %j (%s)", (value) => {
+  ])("refuses %j (%s)", (value, _why) => {
     expect(probeSchema.safeParse(value).success).toBe(false);
   });
 });
