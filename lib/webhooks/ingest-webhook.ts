@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "@/lib/db";
+import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { ProblemError } from "@/lib/http/problem";
 import { loadWebhookConnection, type IngestConnection } from "@/lib/webhooks/load-webhook-connection";
 import { isStorableJson } from "@/lib/webhooks/storable-json";
@@ -116,10 +117,16 @@ function providerEventIdOf(connection: IngestConnection, headers: Headers, paylo
   return `sha256:${createHash("sha256").update(body).digest("hex")}`;
 }
 
+// The hot path's one statement, sent as a named prepared statement on Prisma's own pool (as
+// claims and completes are: lib/db/hot-sql.ts).
+const INGEST_SQL: HotStatement = {
+  name: "tollgate_webhook_ingest",
+  text: "SELECT tollgate_webhook_ingest($1::text, $2::timestamptz, $3::text, $4::text, $5::text, $6::jsonb) AS r",
+};
+
 async function callIngest(db: Db, c: IngestConnection, eventId: string, providerEventId: string, eventType: string, body: Buffer): Promise<IngestAnswer> {
   // The payload goes to PostgreSQL as the text that was signed; jsonb parses it once there.
-  const rows = await db.$queryRaw<{ r: IngestAnswer }[]>`
-    SELECT tollgate_webhook_ingest(${c.id}, ${c.version.toISOString()}::timestamptz, ${eventId}, ${providerEventId}, ${eventType}, ${body.toString("utf8")}::jsonb) AS r`;
+  const rows = await hotQuery<{ r: IngestAnswer }>(db, INGEST_SQL, [c.id, c.version.toISOString(), eventId, providerEventId, eventType, body.toString("utf8")]);
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_webhook_ingest returned nothing");
   return r;
