@@ -32,7 +32,7 @@ export async function ingestWebhook(options: {
   options.annotate?.({ tenantId: connection.tenantId, webhookConnection: connection.name });
 
   connection = await verified(connection, { db, headers, body, serverSecret: options.serverSecret, count });
-  const payload = parsePayload(body, count);
+  const { text, payload } = parsePayload(body, count);
   const providerEventId = providerEventIdOf(connection, headers, payload, body);
   if (providerEventId.length > 255) {
     count("invalid-payload");
@@ -42,13 +42,13 @@ export async function ingestWebhook(options: {
   const eventId = `whe_${randomBytes(16).toString("base64url")}`;
   options.annotate?.({ webhookEventId: eventId, eventType });
 
-  let answer = await callIngest(db, connection, eventId, providerEventId, eventType, body);
+  let answer = await callIngest(db, connection, eventId, providerEventId, eventType, text);
   if (answer.code === "stale") {
     // The connection changed since it was cached: verify again with what is stored now.
     const fresh = await loadWebhookConnection({ db, connectionId, fresh: true, serverSecret: options.serverSecret });
     if (!fresh) return notFound(count);
     connection = await verified(fresh, { db, headers, body, serverSecret: options.serverSecret, count, reload: false });
-    answer = await callIngest(db, connection, eventId, providerEventId, eventType, body);
+    answer = await callIngest(db, connection, eventId, providerEventId, eventType, text);
   }
   if (answer.code === "not-found" || answer.code === "stale") return notFound(count);
   if (answer.code === "duplicate") {
@@ -90,10 +90,16 @@ const signatureDetail: Record<VerifyFailure, string> = {
   "no-match": "The signature does not match the body with any of the connection's secrets.",
 };
 
-function parsePayload(body: Buffer, count: (r: string) => void): Record<string, unknown> {
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+// The body decoded once (strictly: invalid UTF-8 is refused, never replaced) and parsed; the
+// same text is what PostgreSQL stores.
+function parsePayload(body: Buffer, count: (r: string) => void): { text: string; payload: Record<string, unknown> } {
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+    text = utf8.decode(body);
+    value = JSON.parse(text);
   } catch (error) {
     count("invalid-payload");
     throw new ProblemError("invalid-json", `The verified body is not valid UTF-8 JSON: ${(error as Error).message}`);
@@ -106,7 +112,7 @@ function parsePayload(body: Buffer, count: (r: string) => void): Record<string, 
     count("invalid-payload");
     throw new ProblemError("invalid-request", "The payload contains U+0000 or an unpaired surrogate, which cannot be stored.");
   }
-  return value as Record<string, unknown>;
+  return { text, payload: value as Record<string, unknown> };
 }
 
 // Standard Webhooks: the signed webhook-id header. Stripe: the event's own id ("evt_…"); a
@@ -124,9 +130,9 @@ const INGEST_SQL: HotStatement = {
   text: "SELECT tollgate_webhook_ingest($1::text, $2::timestamptz, $3::text, $4::text, $5::text, $6::jsonb) AS r",
 };
 
-async function callIngest(db: Db, c: IngestConnection, eventId: string, providerEventId: string, eventType: string, body: Buffer): Promise<IngestAnswer> {
+async function callIngest(db: Db, c: IngestConnection, eventId: string, providerEventId: string, eventType: string, text: string): Promise<IngestAnswer> {
   // The payload goes to PostgreSQL as the text that was signed; jsonb parses it once there.
-  const rows = await hotQuery<{ r: IngestAnswer }>(db, INGEST_SQL, [c.id, c.version.toISOString(), eventId, providerEventId, eventType, body.toString("utf8")]);
+  const rows = await hotQuery<{ r: IngestAnswer }>(db, INGEST_SQL, [c.id, c.version.toISOString(), eventId, providerEventId, eventType, text]);
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_webhook_ingest returned nothing");
   return r;
