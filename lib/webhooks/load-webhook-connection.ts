@@ -1,5 +1,6 @@
 import type { Db } from "@/lib/db";
 import { decryptSecret } from "@/lib/crypto/secret-box";
+import { log } from "@/lib/log";
 import { hmacKey } from "@/lib/webhooks/verify-signature";
 import { schemeFromDb } from "@/lib/webhooks/webhook-connection-view";
 import type { WebhookScheme } from "@/lib/webhooks/webhook-schemas";
@@ -44,7 +45,16 @@ export async function loadWebhookConnection(options: { db: Db; connectionId: str
     tenantId: row.tenant_id,
     name: row.name,
     scheme,
-    keys: row.secrets_encrypted.map((box) => hmacKey(scheme, decryptSecret(box, options.serverSecret))),
+    keys: row.secrets_encrypted.flatMap((box) => {
+      try {
+        return [hmacKey(scheme, decryptSecret(box, options.serverSecret))];
+      } catch {
+        // Encrypted under another TOLLGATE_SECRET_KEY: that secret cannot verify anything (the
+        // delivery gets 400, not a 500); the log says what to do.
+        log().error({ webhookConnection: row.name, connectionId: row.id }, "a webhook secret cannot be decrypted with TOLLGATE_SECRET_KEY; PUT the connection's secrets again");
+        return [];
+      }
+    }),
     toleranceSeconds: row.tolerance_seconds,
     version: row.updated_at,
     loadedAt: Date.now(),

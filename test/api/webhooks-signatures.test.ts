@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encryptSecret } from "@/lib/crypto/secret-box";
 import { call, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import {
@@ -263,5 +264,20 @@ describe("secret rotation", () => {
     })).status).toBe(200);
     expect((await deliver(app.baseUrl, stripe.connectionId, signStripe(next, stripeEvent("evt_rotated_new")))).status).toBe(200);
     expect((await deliver(app.baseUrl, stripe.connectionId, signStripe(stripeSecret, stripeEvent("evt_rotated_old")))).status).toBe(200);
+  });
+});
+
+describe("a server key that changed", () => {
+  it("a secret encrypted under another TOLLGATE_SECRET_KEY verifies nothing: 400, never a 500", async () => {
+    const secret = newStandardSecret();
+    const conn = await createConnection(app.baseUrl, acme.admin, "rekeyed", { scheme: "standard-webhooks", secrets: [secret] });
+    const foreignBox = encryptSecret(secret, "another-server-key-0123456789abcdef-0123");
+    await app.db.$executeRaw`UPDATE webhook_connection SET secrets_encrypted = ARRAY[${foreignBox}], updated_at = now() WHERE id = ${conn.connectionId}`;
+    const before = await eventCount();
+
+    const res = await deliver(app.baseUrl, conn.connectionId, signStandard(secret, ticketEvent("ticket.created", null)));
+
+    expectProblem(res, 400, "invalid-signature");
+    expect(await eventCount()).toBe(before);
   });
 });
