@@ -50,7 +50,12 @@ export async function ingestWebhook(options: {
     connection = await verified(fresh, { db, headers, body, serverSecret: options.serverSecret, count, reload: false });
     answer = await callIngest(db, connection, eventId, providerEventId, eventType, text);
   }
-  if (answer.code === "not-found" || answer.code === "stale") return notFound(count);
+  if (answer.code === "not-found") return notFound(count);
+  if (answer.code === "stale") {
+    // Changed again between our two reads: nothing was stored; the provider's retry will land.
+    count("stale");
+    throw new ProblemError("service-unavailable", "The webhook connection is being changed; retry the delivery.", { headers: { "retry-after": "1" } });
+  }
   if (answer.code === "duplicate") {
     count("duplicate");
     return { duplicate: true, eventId: answer.eventId ?? "" };
