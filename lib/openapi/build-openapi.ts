@@ -185,6 +185,7 @@ export function buildOpenApi(): Record<string, unknown> {
             "200": { description: "Stored (status says what it did) or a duplicate delivery", ...json(output(webhookIngestResponseSchema)) },
             "400": problem("invalid-signature (bad or missing signature, timestamp outside tolerance), invalid-json, invalid-request"),
             ...errors("404", "413", "415"),
+            "503": problem("service-unavailable: the connection changed twice during the delivery; retry"),
           },
         },
       },
