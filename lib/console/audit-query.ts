@@ -3,7 +3,7 @@ import { createLoader, createParser, createSerializer, parseAsIsoDateTime, parse
 // The audit log's URL: filters and the keyset position, so a filtered view is a link.
 // No Prisma here: the client filter bar uses these parsers too.
 
-export const auditTargetTypes = ["operation", "api_key", "tool", "user", "tenant"] as const;
+export const auditTargetTypes = ["operation", "api_key", "tool", "user", "tenant", "webhook_connection", "webhook_event"] as const;
 
 // Actions the product writes today, offered as suggestions; the filter takes any prefix.
 export const knownAuditActions = [
@@ -16,6 +16,12 @@ export const knownAuditActions = [
   "operation.unknown",
   "operation.resolved",
   "operation.complete_conflict",
+  "operation.webhook_conflict",
+  "operation.webhook_matched",
+  "webhook_event.",
+  "webhook_event.matched",
+  "webhook_event.ignored",
+  "webhook_connection.",
   "approval.",
   "approval.approved",
   "approval.rejected",
