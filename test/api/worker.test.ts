@@ -157,6 +157,31 @@ describe("the lease reaper", () => {
   });
 });
 
+describe("scheduled jobs", () => {
+  it("approval expiry and pruning are on the crontab; their jobs expire approvals (approval.decided goes out) and prune", async () => {
+    const crontab = await app.db.$queryRaw<{ identifier: string }[]>`SELECT identifier FROM graphile_worker._private_known_crontabs ORDER BY 1`;
+    expect(crontab.map((c) => c.identifier)).toEqual(["expire-approvals", "prune"]);
+
+    const { keys, receiver, tool } = await setup(["approval.decided"]);
+    const gated = await tool({ approval: "required" });
+    const waiting = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: gated, args: {} });
+    expect(waiting.status).toBe(202);
+    await app.db.$executeRaw`UPDATE approval SET expires_at = now() - interval '1 second' WHERE id = ${waiting.body.approval.id}`;
+    const plain = await tool({ resultRetentionHours: 1 });
+    const old = await claimAndComplete(keys, plain, { outcome: "succeeded" });
+    await app.db.$executeRaw`UPDATE operation SET result_expires_at = now() - interval '1 second' WHERE id = ${old}`;
+
+    // What the crontab does each minute, now.
+    await app.db.$queryRaw`SELECT graphile_worker.add_job('expire-approvals')`;
+    await app.db.$queryRaw`SELECT graphile_worker.add_job('prune')`;
+
+    const [got] = await waitFor("approval.decided", () => (receiver.received().length ? receiver.received() : null));
+    expect(got!.body).toMatchObject({ type: "approval.decided", data: { approval: { id: waiting.body.approval.id, state: "expired" } } });
+    expect(await app.db.operation.findUniqueOrThrow({ where: { id: waiting.body.operationId } })).toMatchObject({ state: "rejected" });
+    await waitFor("pruned", async () => (await app.db.operation.count({ where: { id: old } })) === 0);
+  });
+});
+
 describe("graceful shutdown", () => {
   it("SIGTERM lets the delivery in flight finish, then the worker exits 0", async () => {
     const { keys, receiver, tool } = await setup(["operation.succeeded"]);
