@@ -10,7 +10,7 @@ import { migrate } from "@/lib/db/migrate";
 import { seedDemo, type DemoCredentials } from "@/lib/seed/seed-demo";
 import { parseFlags } from "@/lib/cli/commands/run-command";
 import { workerLog } from "@/lib/cli/commands/worker";
-import { startWorker, type RunningWorker } from "@/lib/worker/run-worker";
+import { superviseWorker } from "@/lib/worker/supervise-worker";
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
@@ -30,7 +30,7 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   const port = Number(process.env.PORT ?? 3000);
   const database = await openDatabase({ log: quietPostgres });
   say(database.embedded ? `Embedded PostgreSQL: ${redact(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redact(database.url)}`);
-  let worker: RunningWorker | undefined;
+  let worker: { stop: () => Promise<void> } | undefined;
   const stop = onceAsync(async () => {
     await worker?.stop();
     await database.close();
@@ -41,7 +41,7 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     const db = createDb(database.url, 2);
     const credentials = await seedDemo({ db, secret: serverSecret() }).finally(() => db.$disconnect());
     if (mode === "start") ensureBuild({ log: say });
-    worker = await startWorker({ databaseUrl: database.url, serverSecret: serverSecret(), log: workerLog() });
+    worker = superviseWorker({ databaseUrl: database.url, serverSecret: serverSecret(), log: workerLog() });
     const next = spawnNext(mode, port, database.url);
     const stopAll = async () => {
       next.kill("SIGTERM");

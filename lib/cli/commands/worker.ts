@@ -31,8 +31,8 @@ export async function workerCommand(args: string[]): Promise<number> {
     await migrate({ databaseUrl: database.url, migrationsDir });
     const worker = await startWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings, log: workerLog() });
     process.stdout.write(`Tollgate worker ${worker.poolId} is running (Ctrl-C or SIGTERM stops it gracefully).\n`);
-    await untilSignal(worker);
-    return 0;
+    // A worker that stops on its own (its database connection died) exits non-zero, for the supervisor to restart it.
+    return (await untilSignal(worker)) ? 0 : 1;
   } finally {
     await database.close();
   }
@@ -44,14 +44,17 @@ export function workerLog(): WorkerLog {
   return (level, msg, fields) => logger[level](fields ?? {}, msg);
 }
 
-async function untilSignal(worker: RunningWorker): Promise<void> {
-  await new Promise<void>((resolve, reject) => {
-    const onSignal = () => resolve();
-    process.once("SIGTERM", onSignal);
-    process.once("SIGINT", onSignal);
-    worker.done.then(resolve, reject);
+async function untilSignal(worker: RunningWorker): Promise<boolean> {
+  const signalled = await new Promise<boolean>((resolve) => {
+    process.once("SIGTERM", () => resolve(true));
+    process.once("SIGINT", () => resolve(true));
+    worker.done.then(
+      () => resolve(false),
+      () => resolve(false),
+    );
   });
   await worker.stop();
+  return signalled;
 }
 
 function parseSettings(values: Partial<Record<keyof typeof flags, string>>): Partial<WorkerSettings> {
