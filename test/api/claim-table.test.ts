@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { sha256Hex } from "@/lib/crypto/digest";
 import { call, claim, type Reply } from "../support/http";
+import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
@@ -23,26 +24,8 @@ afterAll(async () => {
   await app?.stop();
 });
 
-type Policy = {
-  leaseSeconds?: number;
-  maxAttempts?: number;
-  backoff?: { baseMs: number; capMs: number };
-  takeover?: "never" | "deduplicated";
-  approval?: "none" | "required";
-  approvalTtlSeconds?: number;
-  resultRetentionHours?: number;
-};
-
-let toolCounter = 0;
-
 // A fresh tool per test, so one test's policy never leaks into another's.
-async function createTool(policy: Policy = {}, tenants: TenantKeys[] = [acme], name = `claims.tool-${++toolCounter}`): Promise<string> {
-  for (const tenant of tenants) {
-    const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: tenant.admin, body: { policy } });
-    expect(res.status, res.text).toBe(201);
-  }
-  return name;
-}
+const createTool = (policy: Policy = {}, tenants: TenantKeys[] = [acme], name?: string) => createToolIn(app.baseUrl, tenants, { policy }, name);
 
 const newKey = () => `idem-${randomUUID()}`;
 
@@ -56,16 +39,6 @@ const auditOf = (operationId: string) =>
   app.db.auditEvent.findMany({ where: { targetType: "operation", targetId: operationId }, orderBy: { id: "asc" } });
 const keyId = async (tenant: TenantKeys, principal: string) =>
   (await app.db.apiKey.findFirstOrThrow({ where: { tenantId: tenant.tenantId, principal } })).id;
-
-
-function expectProblem(res: Reply, status: number, code: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("content-type")).toBe("application/problem+json");
-  expect(res.body).toMatchObject({ status, code });
-  expect(typeof res.body.type).toBe("string");
-  expect(typeof res.body.title).toBe("string");
-  expect(typeof res.body.detail).toBe("string");
-}
 
 function expectRetryAfter(res: Reply, atMost?: number): number {
   const value = res.headers.get("retry-after");

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "@/lib/crypto/digest";
 import { call, claim, type Reply } from "../support/http";
+import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 
 // Complete, heartbeat and read (AGENT-API.md "Heartbeat", "Complete", "Read"): what the lease
@@ -21,14 +22,6 @@ afterAll(async () => {
   await app?.stop();
 });
 
-type Policy = {
-  leaseSeconds?: number;
-  maxAttempts?: number;
-  backoff?: { baseMs: number; capMs: number };
-  takeover?: "never" | "deduplicated";
-  resultRetentionHours?: number;
-};
-
 const STATUS_VIEW_FIELDS = [
   "attempts",
   "createdAt",
@@ -45,14 +38,7 @@ const STATUS_VIEW_FIELDS = [
   "updatedAt",
 ];
 
-let toolCounter = 0;
-
-async function createTool(policy: Policy = {}): Promise<string> {
-  const name = `complete.tool-${++toolCounter}`;
-  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: acme.admin, body: { policy } });
-  expect(res.status, res.text).toBe(201);
-  return name;
-}
+const createTool = (policy: Policy = {}) => createToolIn(app.baseUrl, [acme], { policy });
 
 const newKey = () => `idem-${randomUUID()}`;
 
@@ -95,12 +81,6 @@ async function waitUntil(operationId: string, what: "lease expired" | "backoff o
     if (Date.now() > deadline) throw new Error(`${what}: not reached in time for ${operationId}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-function expectProblem(res: Reply, status: number, code: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("content-type")).toBe("application/problem+json");
-  expect(res.body).toMatchObject({ status, code });
 }
 
 function expectStatusView(body: Record<string, unknown>): void {

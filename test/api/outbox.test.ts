@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, claim, type Reply } from "../support/http";
+import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
@@ -29,18 +30,7 @@ function putSubscription(name: string, body: unknown, key = acme.admin): Promise
   return call(app.baseUrl, "PUT", `/api/v1/event-subscriptions/${name}`, { key, body });
 }
 
-function expectProblem(res: Reply, status: number, code: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body).toMatchObject({ status, code });
-}
-
-let toolCounter = 0;
-async function createTool(policy: Record<string, unknown> = {}, keys = acme): Promise<string> {
-  const name = `ob.tool-${++toolCounter}`;
-  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy } });
-  expect(res.status, res.text).toBe(201);
-  return name;
-}
+const createTool = (policy: Policy = {}, keys = acme) => createToolIn(app.baseUrl, [keys], { policy });
 
 async function claimNew(tool: string, keys = acme): Promise<{ operationId: string; token: string; body: Reply["body"] }> {
   const res = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool, args: { n: 1 } });

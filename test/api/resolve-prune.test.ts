@@ -4,6 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, claim, type Reply } from "../support/http";
+import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
@@ -27,24 +28,7 @@ afterAll(async () => {
   await app?.stop();
 });
 
-type Policy = {
-  leaseSeconds?: number;
-  maxAttempts?: number;
-  backoff?: { baseMs: number; capMs: number };
-  takeover?: "never" | "deduplicated";
-  approval?: "none" | "required";
-  approvalTtlSeconds?: number;
-  resultRetentionHours?: number;
-};
-
-let toolCounter = 0;
-
-async function createTool(policy: Policy = {}): Promise<string> {
-  const name = `ops.tool-${++toolCounter}`;
-  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: acme.admin, body: { policy } });
-  expect(res.status, res.text).toBe(201);
-  return name;
-}
+const createTool = (policy: Policy = {}) => createToolIn(app.baseUrl, [acme], { policy });
 
 type Claimed = { operationId: string; token: string; downstreamKey: string; idem: string; tool: string; args: Record<string, unknown> };
 
@@ -77,13 +61,6 @@ const auditOf = (operationId: string) =>
 
 async function snapshot(operationId: string) {
   return { operation: await operation(operationId), attempts: await attemptsOf(operationId), audit: await auditOf(operationId) };
-}
-
-
-function expectProblem(res: Reply, status: number, code: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("content-type")).toBe("application/problem+json");
-  expect(res.body).toMatchObject({ status, code });
 }
 
 // Every resolution leaves exactly one audit event naming who, from what, to what, and why.

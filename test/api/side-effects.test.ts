@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { downstreamKey } from "@/lib/operations/downstream-key";
 import { getOperationTrace } from "@/lib/console/operation-trace";
 import { call, claim, type Reply } from "../support/http";
+import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, TEST_SECRET, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
@@ -23,13 +24,7 @@ afterAll(async () => {
   await app?.stop();
 });
 
-let toolCounter = 0;
-async function createTool(policy: Record<string, unknown> = {}, keys = acme): Promise<string> {
-  const name = `fx.tool-${++toolCounter}`;
-  const res = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy } });
-  expect(res.status, res.text).toBe(201);
-  return name;
-}
+const createTool = (policy: Policy = {}, keys = acme) => createToolIn(app.baseUrl, [keys], { policy });
 
 type Claimed = { operationId: string; token: string; idem: string; downstreamKey: string };
 async function claimNew(tool: string, keys = acme, idem = `idem-${randomUUID()}`): Promise<Claimed> {
@@ -40,12 +35,6 @@ async function claimNew(tool: string, keys = acme, idem = `idem-${randomUUID()}`
 
 function putEffect(operationId: string, name: string, body: Record<string, unknown>, key = acme.agent): Promise<Reply> {
   return call(app.baseUrl, "PUT", `/api/v1/operations/${operationId}/side-effects/${name}`, { key, body });
-}
-
-function expectProblem(res: Reply, status: number, code: string): void {
-  expect(res.status, res.text).toBe(status);
-  expect(res.headers.get("content-type")).toBe("application/problem+json");
-  expect(res.body).toMatchObject({ status, code });
 }
 
 const effectsOf = (operationId: string) => app.db.sideEffect.findMany({ where: { operationId }, orderBy: { name: "asc" } });
