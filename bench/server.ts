@@ -21,7 +21,8 @@ export async function startServer(options: { databaseUrl: string; distDir: strin
       TOLLGATE_SECRET_KEY: options.secret,
       // One JSON line per request to a pipe would measure the logger, not the protocol.
       LOG_LEVEL: "warn",
-      DATABASE_POOL_SIZE: "20",
+      // The server's pool size (the default, 20, unless BENCH_POOL_SIZE says otherwise): for experiments.
+      DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE ?? "20",
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
