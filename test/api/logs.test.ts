@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { logDigest } from "@/lib/crypto/digest";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, TEST_SECRET, type TenantKeys, type TestApp } from "../support/test-app";
+import { deliver, newStandardSecret, putConnection, signStandard, ticketEvent } from "../support/webhooks";
 
 // Logs are read by more people and systems than the database is: they must let an operator
 // correlate a request (request id, tenant, tool, operation, attempt, key digest) without ever
@@ -17,6 +18,9 @@ let keys: TenantKeys;
 const bogusKey = `tgk_bogus${randomBytes(24).toString("base64url")}`;
 const idemKey = `idem-${randomBytes(12).toString("hex")}`;
 const badIdemKey = `bad idem-${randomBytes(12).toString("hex")}`;
+const webhookSecret = newStandardSecret();
+const wrongWebhookSecret = newStandardSecret();
+let subscriptionSecret = "";
 const replies: Record<string, Reply> = {};
 
 beforeAll(async () => {
@@ -34,6 +38,16 @@ beforeAll(async () => {
     rawBody: "{}",
     headers: { "content-type": "text/plain" },
   });
+  // Provider and subscriber secrets: given once, then only ever used to sign or verify.
+  replies.putConnection = await putConnection(app.baseUrl, keys.admin, "tickets", { scheme: "standard-webhooks", secrets: [webhookSecret] });
+  const connectionId = String(replies.putConnection.body?.connectionId);
+  replies.webhookGood = await deliver(app.baseUrl, connectionId, signStandard(webhookSecret, ticketEvent("ticket.created", null)));
+  replies.webhookForged = await deliver(app.baseUrl, connectionId, signStandard(wrongWebhookSecret, ticketEvent("ticket.created", null)));
+  replies.putSubscription = await call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/feed", {
+    key: keys.admin,
+    body: { url: "http://127.0.0.1:9/events", events: ["operation.unknown"] },
+  });
+  subscriptionSecret = String(replies.putSubscription.body?.secret);
   expect(Object.fromEntries(Object.entries(replies).map(([name, r]) => [name, r.status]))).toEqual({
     putTool: 201,
     claim: 201,
@@ -42,6 +56,10 @@ beforeAll(async () => {
     badAuthClaim: 401,
     badIdemKey: 400,
     wrongMediaType: 415,
+    putConnection: 201,
+    webhookGood: 200,
+    webhookForged: 400,
+    putSubscription: 201,
   });
   // pino writes asynchronously to a pipe: wait until every request's line has arrived.
   const ids = Object.values(replies).map(requestIdOf);
@@ -75,10 +93,22 @@ function lineFor(requestId: string): LogLine | undefined {
 }
 
 describe("request logs", () => {
-  it("never contain a raw API key, a raw Idempotency-Key or the server secret", () => {
+  it("never contain a raw API key, a raw Idempotency-Key, the server secret, or a webhook or subscription secret", () => {
     // Joined without separators so that a line split across two stdout chunks is still searched whole.
     const everything = app.servers[0]!.logs.join("");
-    const secrets = { admin: keys.admin, agent: keys.agent, bogus: bogusKey, idemKey, badIdemKey, serverSecret: TEST_SECRET };
+    const secrets = {
+      admin: keys.admin,
+      agent: keys.agent,
+      bogus: bogusKey,
+      idemKey,
+      badIdemKey,
+      serverSecret: TEST_SECRET,
+      webhookSecret,
+      webhookSecretKey: webhookSecret.slice(6),
+      wrongWebhookSecret: wrongWebhookSecret.slice(6),
+      subscriptionSecret: subscriptionSecret.slice(6),
+    };
+    expect(subscriptionSecret).toMatch(/^whsec_.{20,}/);
 
     const leaked = Object.entries(secrets).filter(([, secret]) => everything.includes(secret)).map(([name]) => name);
 
