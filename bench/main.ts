@@ -139,7 +139,7 @@ async function main(argv: string[]): Promise<number> {
   // The console benchmark has flags of its own (see bench/console-bench.ts).
   if (argv[0] === "console") return runConsoleBench(argv.slice(1));
   if (argv[0] === "webhooks") return runWebhooksBench(argv.slice(1));
-  if (argv[0] === "profile") return runProfile();
+  if (argv[0] === "profile") return runProfile(argv.slice(1));
   const parsed = parseArgs(argv);
   switch (parsed.command) {
     case "protocol":

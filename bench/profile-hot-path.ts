@@ -1,4 +1,4 @@
-// `npm run bench -- profile`: where a request's CPU goes. Starts `next start` under --cpu-prof,
+// `npm run bench -- profile [replay]`: where a request's CPU goes. Starts `next start` under --cpu-prof,
 // drives GET /api/live and then new claims with wrk at concurrency 16, and prints the self time
 // of each package/file group per request, so claim-specific cost stands out against liveness.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -8,7 +8,9 @@ import { randomBytes } from "node:crypto";
 import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
 import { startServer } from "./server";
-import { ensureWrk, runWrk } from "./wrk";
+import { ensureWrk, runWrk, wrkThreads } from "./wrk";
+import { succeededBatch } from "./fixtures";
+import pg from "pg";
 
 type Node = { id: number; callFrame: { functionName: string; url: string }; children?: number[] };
 type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[] };
@@ -51,7 +53,9 @@ function selfTimes(file: string): { groups: Map<string, number>; functions: Map<
   return { groups, functions };
 }
 
-export async function runProfile(): Promise<number> {
+// `profile` (new claims) or `profile replay` (200 replays of a pool of succeeded operations).
+export async function runProfile(argv: string[] = []): Promise<number> {
+  const kind = argv[0] === "replay" ? "replay" : "claim";
   const log = (m: string) => process.stderr.write(`[profile] ${m}\n`);
   ensureWrk(log);
   const distDir = path.join(".tollgate", "next-bench", inputsDigest().slice(0, 16));
@@ -62,13 +66,17 @@ export async function runProfile(): Promise<number> {
   const results: { label: string; requests: number; times: Map<string, number>; functions: Map<string, number> }[] = [];
   try {
     const world = await prepareWorld(databaseUrl);
-    for (const scenario of [
-      { label: "GET /api/live", script: "live.lua", args: [] as string[] },
-      { label: "new claim", script: "claim-new.lua", args: [world.agent.secret, world.tool, `prof-${randomBytes(4).toString("hex")}`] },
-    ]) {
+    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    await succeededBatch(pool, world, "replay-", 1000).finally(() => pool.end());
+    const measured =
+      kind === "replay"
+        ? { label: "replay", script: "claim-pool.lua", args: [world.agent.secret, world.tool, "replay-", "1000", String(wrkThreads(16))] }
+        : { label: "new claim", script: "claim-new.lua", args: [world.agent.secret, world.tool, `prof-${randomBytes(4).toString("hex")}`] };
+    for (const scenario of [{ label: "GET /api/live", script: "live.lua", args: [] as string[] }, measured]) {
       const dir = mkdtempSync(path.join(tmpdir(), "tollgate-prof-"));
       const server = await startServer({ databaseUrl, distDir, secret: "profile-secret-0123456789abcdef0123", nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] });
-      const warm = await runWrk({ url: server.baseUrl, script: scenario.script, args: [...scenario.args.slice(0, 2), ...(scenario.args[2] ? [`${scenario.args[2]}-w`] : [])], connections: 16, seconds: 3 });
+      const warmArgs = scenario.script === "claim-new.lua" ? [scenario.args[0]!, scenario.args[1]!, `${scenario.args[2]}-w`] : scenario.args;
+      const warm = await runWrk({ url: server.baseUrl, script: scenario.script, args: warmArgs, connections: 16, seconds: 3 });
       const run = await runWrk({ url: server.baseUrl, ...scenario, connections: 16, seconds: 8 });
       await server.stop();
       const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
