@@ -20,6 +20,8 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 // What logs and the console show instead of an Idempotency-Key: a prefix of its SHA-256.
+export const LOG_DIGEST_LENGTH = 16;
+
 export function logDigest(secretish: string): string {
-  return sha256Hex(secretish).slice(0, 16);
+  return sha256Hex(secretish).slice(0, LOG_DIGEST_LENGTH);
 }

@@ -8,7 +8,7 @@ import { metrics } from "@/lib/metrics/registry";
 import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 import { diffPaths } from "@/lib/operations/diff-paths";
 import { downstreamKey } from "@/lib/operations/downstream-key";
-import { fingerprint } from "@/lib/operations/fingerprint";
+import { fingerprintOfCanonical } from "@/lib/operations/fingerprint";
 import type { ClaimCreated, ClaimRequest } from "@/lib/operations/operation-schemas";
 import { iso, replayText, type SqlOperation } from "@/lib/operations/operation-view";
 
@@ -42,6 +42,8 @@ export async function claimOperation(options: {
   db: Db;
   key: AuthenticatedKey;
   idempotencyKey: string;
+  // SHA-256 (hex) of the key when the caller already has it (the route logs a prefix of it).
+  keyDigest?: string;
   input: ClaimRequest;
   secret: string;
 }): Promise<ClaimOutcome> {
@@ -52,8 +54,9 @@ export async function claimOperation(options: {
   const args = input.args;
   const operationId = newId("op");
   const started = performance.now();
+  const canonicalArgs = canonicalJson(args);
   const rows = await hotQuery<{ r: SqlClaim }>(db, CLAIM_SQL, [
-    key.tenantId, key.id, key.principal, input.tool, sha256Hex(options.idempotencyKey), fingerprint(input.tool, args), canonicalJson(args),
+    key.tenantId, key.id, key.principal, input.tool, options.keyDigest ?? sha256Hex(options.idempotencyKey), fingerprintOfCanonical(input.tool, canonicalArgs), canonicalArgs,
     input.workflowId ?? null, input.traceId ?? null, operationId, downstreamKey({ secret: options.secret, tenantId: key.tenantId, operationId }),
     `api-key:${key.id}`,
   ]);

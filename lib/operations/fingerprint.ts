@@ -5,5 +5,11 @@ import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 export const FINGERPRINT_VERSION = "v1";
 
 export function fingerprint(tool: string, args: Json): string {
-  return `${FINGERPRINT_VERSION}:${sha256Hex(`{"args":${canonicalJson(args)},"tool":${JSON.stringify(tool)}}`)}`;
+  return fingerprintOfCanonical(tool, canonicalJson(args));
+}
+
+// The same, from args already in canonical form (the claim needs that text anyway): the
+// canonical JSON of {tool, args} is built around it, keys in order, without a second walk.
+export function fingerprintOfCanonical(tool: string, canonicalArgs: string): string {
+  return `${FINGERPRINT_VERSION}:${sha256Hex(`{"args":${canonicalArgs},"tool":${JSON.stringify(tool)}}`)}`;
 }

@@ -1,6 +1,6 @@
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
-import { logDigest } from "@/lib/crypto/digest";
+import { LOG_DIGEST_LENGTH, logDigest, sha256Hex } from "@/lib/crypto/digest";
 import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
 import { json, jsonText } from "@/lib/http/respond";
@@ -22,10 +22,11 @@ export const POST = withApiKey({ route, roles: ["agent", "admin"], hotPath: true
   if (!idempotencyKeyPattern.test(idempotencyKey)) {
     throw new ProblemError("idempotency-key-invalid", "The Idempotency-Key must be 1 to 255 printable ASCII characters (0x21-0x7E), without spaces.");
   }
-  ctx.annotate({ keyDigest: logDigest(idempotencyKey) });
+  const keyDigest = sha256Hex(idempotencyKey);
+  ctx.annotate({ keyDigest: keyDigest.slice(0, LOG_DIGEST_LENGTH) });
   const input = claimRequestSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
   ctx.annotate({ tool: input.tool, workflowId: input.workflowId });
-  const outcome = await claimOperation({ db: db(), key, idempotencyKey, input, secret: env().TOLLGATE_SECRET_KEY });
+  const outcome = await claimOperation({ db: db(), key, idempotencyKey, keyDigest, input, secret: env().TOLLGATE_SECRET_KEY });
   switch (outcome.kind) {
     case "granted":
       ctx.annotate({ operationId: outcome.body.operationId, attempt: outcome.body.attempt.number, claim: outcome.how });
