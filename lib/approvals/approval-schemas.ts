@@ -18,6 +18,8 @@ export const listApprovalsQuerySchema = z
   .object({
     state: z.enum([...approvalStates, "decided"]).default("pending"),
     limit: z.coerce.number().int().min(1).max(200).default(50),
+    // The previous page's nextCursor.
+    cursor: z.string().min(1).max(400).optional(),
   })
   .strict();
 
@@ -40,7 +42,10 @@ export const approvalViewSchema = z.object({
   operationState: z.string(),
 });
 
-export const approvalListSchema = z.object({ approvals: z.array(approvalViewSchema) });
+export const approvalListSchema = z.object({
+  approvals: z.array(approvalViewSchema),
+  nextCursor: z.string().nullable().describe("Pass as ?cursor= for the next page; null on the last page"),
+});
 
 export type DecisionRequest = z.infer<typeof decisionRequestSchema>;
 export type ApprovalView = z.infer<typeof approvalViewSchema>;

@@ -1,4 +1,5 @@
 import type { Db } from "@/lib/db";
+import { ProblemError } from "@/lib/http/problem";
 import type { ApprovalView, ListApprovalsQuery } from "@/lib/approvals/approval-schemas";
 
 const withOperation = { operation: { select: { tool: true, workflowId: true, args: true, state: true } } } as const;
@@ -28,16 +29,46 @@ export function toApprovalView(a: Row): ApprovalView {
   };
 }
 
+export type ApprovalPage = { approvals: ApprovalView[]; nextCursor: string | null };
+
 // The pending queue oldest first (who has waited longest is next); decided ones newest first.
-// `allowedTools` (a key's tool list; empty = all) hides approvals the caller may not decide.
-export async function listApprovals(options: { db: Db; tenantId: string; query: ListApprovalsQuery; allowedTools?: string[] }): Promise<ApprovalView[]> {
+// Keyset pages: the cursor is the (time, id) of the last row shown, so a page never repeats or
+// skips a row however many arrive meanwhile. `allowedTools` (a key's tool list; empty = all)
+// hides approvals the caller may not decide.
+export async function listApprovals(options: { db: Db; tenantId: string; query: ListApprovalsQuery; allowedTools?: string[] }): Promise<ApprovalPage> {
   const { query } = options;
+  const pending = query.state === "pending";
+  const column = pending ? "createdAt" : "decidedAt";
   const tools = options.allowedTools?.length ? { operation: { tool: { in: options.allowedTools } } } : {};
   const state = query.state === "decided" ? { in: ["approved", "rejected", "expired"] as const } : query.state;
-  const where = { tenantId: options.tenantId, state: typeof state === "string" ? state : { in: [...state.in] }, ...tools };
-  const orderBy = query.state === "pending" ? [{ createdAt: "asc" }, { id: "asc" }] : [{ decidedAt: "desc" }, { id: "desc" }];
-  const rows = await findRows(options.db, where, orderBy, query.limit);
-  return rows.map(toApprovalView);
+  const after = query.cursor ? decodeApprovalCursor(query.cursor) : null;
+  const op = pending ? "gt" : "lt";
+  const keyset = after ? { OR: [{ [column]: { [op]: after.at } }, { [column]: after.at, id: { [op]: after.id } }] } : {};
+  const where = { tenantId: options.tenantId, state: typeof state === "string" ? state : { in: [...state.in] }, ...tools, ...keyset };
+  const direction = pending ? "asc" : "desc";
+  const rows = await findRows(options.db, where, [{ [column]: direction }, { id: direction }], query.limit + 1);
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  const lastAt = last ? (pending ? last.createdAt : last.decidedAt) : null;
+  return {
+    approvals: page.map(toApprovalView),
+    nextCursor: rows.length > query.limit && last && lastAt ? encodeApprovalCursor(lastAt, last.id) : null,
+  };
+}
+
+function encodeApprovalCursor(at: Date, id: string): string {
+  return Buffer.from(JSON.stringify([at.toISOString(), id])).toString("base64url");
+}
+
+// A cursor this server did not write is a 400, never a 500 or a silently wrong page.
+function decodeApprovalCursor(cursor: string): { at: Date; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
+    if (typeof at === "string" && typeof id === "string" && !Number.isNaN(Date.parse(at))) return { at: new Date(at), id };
+  } catch {
+    // fall through
+  }
+  throw new ProblemError("invalid-request", "cursor: not a cursor from a previous page", { extras: { errors: [{ path: "cursor", message: "not a cursor from a previous page" }] } });
 }
 
 export async function getApproval(options: { db: Db; tenantId: string; approvalId: string }): Promise<ApprovalView | null> {

@@ -142,6 +142,7 @@ export function buildOpenApi(): Record<string, unknown> {
           parameters: [
             { name: "state", in: "query", required: false, schema: { type: "string", enum: ["pending", "approved", "rejected", "expired", "decided"], default: "pending" } },
             { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+            { name: "cursor", in: "query", required: false, schema: { type: "string" }, description: "nextCursor of the previous page" },
           ],
           responses: { "200": { description: "Approvals", ...json(output(approvalListSchema)) }, ...errors("400", "401", "403") },
         },

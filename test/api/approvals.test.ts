@@ -253,6 +253,41 @@ describe("who decides", () => {
     expect(one.body).toMatchObject({ id: b.approvalId, state: "rejected", args: { n: 2 } });
     expectProblem(await call(app.baseUrl, "GET", "/api/v1/approvals?state=sideways", { key: acme.approver }), 400, "invalid-request");
   });
+
+  it("pages with a keyset cursor: every approval once, in order, whatever arrives meanwhile; a forged cursor is 400", async () => {
+    const tenant = await seedTenant(app.db, `pages-${Date.now()}`);
+    const tool = await createTool(app.baseUrl, [tenant], { policy: { approval: "required" } });
+    const ask = async (n: number) => (await claim(app.baseUrl, tenant.agent, newKey(), { tool, args: { n } })).body.approval.id as string;
+    const asked: string[] = [];
+    for (let n = 0; n < 5; n++) asked.push(await ask(n));
+    type Row = { id: string; createdAt: string; decidedAt: string | null };
+    const pages = async (state: string): Promise<Row[]> => {
+      const rows: Row[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 10; page++) {
+        const res: Reply = await call(app.baseUrl, "GET", `/api/v1/approvals?state=${state}&limit=2${cursor ? `&cursor=${cursor}` : ""}`, { key: tenant.approver });
+        expect(res.status, res.text).toBe(200);
+        rows.push(...res.body.approvals);
+        if (page === 0 && state === "pending") asked.push(await ask(99)); // newer than every row: lands on the last page
+        cursor = res.body.nextCursor;
+        if (!cursor) break;
+      }
+      return rows;
+    };
+    // Sorted by (time, id) as the server promises, each once.
+    const sortedBy = (rows: Row[], at: (r: Row) => string, dir: 1 | -1) =>
+      rows.every((r, i) => i === 0 || dir * (at(r).localeCompare(at(rows[i - 1]!)) || r.id.localeCompare(rows[i - 1]!.id)) > 0);
+
+    const pending = await pages("pending");
+    expect(pending.map((r) => r.id).sort()).toEqual([...asked].sort());
+    expect(sortedBy(pending, (r) => r.createdAt, 1)).toBe(true);
+
+    for (let i = 0; i < 3; i++) await decide(asked[i]!, tenant.approver, { decision: "reject", reason: `no ${i}` });
+    const decided = await pages("decided");
+    expect(decided.map((r) => r.id).sort()).toEqual(asked.slice(0, 3).sort());
+    expect(sortedBy(decided, (r) => r.decidedAt ?? "", -1)).toBe(true);
+    expectProblem(await call(app.baseUrl, "GET", "/api/v1/approvals?cursor=bm90LWEtY3Vyc29y", { key: tenant.approver }), 400, "invalid-request");
+  });
 });
 
 describe("possible duplicate intent", () => {

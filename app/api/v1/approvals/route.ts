@@ -9,6 +9,5 @@ export const dynamic = "force-dynamic";
 // GET /api/v1/approvals?state=pending – the queue an approver works through (oldest first)
 export const GET = withApiKey({ route: "/api/v1/approvals", roles: ["approver", "admin"] }, async ({ req, key }) => {
   const query = listApprovalsQuerySchema.parse(Object.fromEntries(new URL(req.url).searchParams));
-  const approvals = await listApprovals({ db: db(), tenantId: key.tenantId, query, allowedTools: key.tools });
-  return json({ approvals });
+  return json(await listApprovals({ db: db(), tenantId: key.tenantId, query, allowedTools: key.tools }));
 });

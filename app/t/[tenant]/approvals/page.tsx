@@ -1,9 +1,10 @@
 import Link from "next/link";
-import { createLoader, parseAsStringLiteral } from "nuqs/server";
+import { createLoader, parseAsString, parseAsStringLiteral } from "nuqs/server";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
 import { listApprovals } from "@/lib/approvals/list-approvals";
+import { ProblemError } from "@/lib/http/problem";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
 import { StateBadge } from "@/components/ui/state-badge";
@@ -12,20 +13,25 @@ import { Countdown } from "./_components/countdown";
 
 export const dynamic = "force-dynamic";
 
-const PAGE_SIZE = 200;
+const PAGE_SIZE = 100;
 // One line of the args for scanning the queue; the full JSON is on the approval's page.
 const preview = (args: unknown) => {
   const text = JSON.stringify(args);
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 };
 
-const loadSearchParams = createLoader({ view: parseAsStringLiteral(["pending", "decided"] as const).withDefault("pending") });
+const loadSearchParams = createLoader({ view: parseAsStringLiteral(["pending", "decided"] as const).withDefault("pending"), after: parseAsString });
 
 // GET /t/{tenant}/approvals – high-impact calls waiting for a person (oldest first), and the decided ones
 export default async function ApprovalsPage({ params, searchParams }: { params: Promise<{ tenant: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { user, tenant } = await requireConsole((await params).tenant);
-  const { view } = await loadSearchParams(searchParams);
-  const approvals = await listApprovals({ db: db(), tenantId: tenant.id, query: { state: view, limit: PAGE_SIZE } });
+  const { view, after } = await loadSearchParams(searchParams);
+  // A cursor that does not decode (an edited URL) starts from the first page.
+  const list = (cursor?: string) => listApprovals({ db: db(), tenantId: tenant.id, query: { state: view, limit: PAGE_SIZE, cursor } });
+  const { approvals, nextCursor } = await list(after ?? undefined).catch((error: unknown) => {
+    if (error instanceof ProblemError) return list();
+    throw error;
+  });
   const now = Date.now();
   const base = `/t/${tenant.slug}/approvals`;
   const mayDecide = can(user.role, "decide-approvals");
@@ -111,7 +117,15 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
           </table>
         </div>
       )}
-      {approvals.length === PAGE_SIZE ? <p className="muted small">Showing the first {PAGE_SIZE}; the API lists the rest.</p> : null}
+      {after || nextCursor ? (
+        <nav className="pager" aria-label="Approval pages">
+          <span>{after ? `${approvals.length} more` : `The first ${approvals.length}`}</span>
+          <span className="row">
+            {after ? <Link href={view === "pending" ? base : `${base}?view=decided`}>First page</Link> : null}
+            {nextCursor ? <Link href={`${base}?${view === "pending" ? "" : "view=decided&"}after=${encodeURIComponent(nextCursor)}`}>Next page →</Link> : null}
+          </span>
+        </nav>
+      ) : null}
     </>
   );
 }
