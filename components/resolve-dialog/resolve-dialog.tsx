@@ -3,6 +3,7 @@
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
 import type { ResolveManyResult } from "@/lib/console/resolve-many";
+import { DialogActions } from "@/components/ui/dialog-actions";
 
 export type ResolveOutcome =
   | { kind: "single"; operationId: string; state: string }
@@ -171,15 +172,7 @@ export function ResolveDialog(props: {
             {errors.form}
           </div>
         ) : null}
-        <div className="row dialog-actions">
-          <span className="muted">Audited as {props.actor}</span>
-          <button type="button" onClick={close} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Resolving…" : bulk ? `Resolve ${operationIds.length}` : "Resolve"}
-          </button>
-        </div>
+        <DialogActions label={bulk ? `Resolve ${operationIds.length}` : "Resolve"} busyLabel="Resolving…" busy={busy} onCancel={close} auditedAs={props.actor} lockCancel />
       </form>
     </dialog>
   );

@@ -4,8 +4,9 @@ import { useState, type FormEvent } from "react";
 import { useRouter } from "next/navigation";
 import { Modal } from "../../_components/modal";
 import { Field } from "../../_components/field";
-import { CopySecret } from "../../_components/copy-secret";
+import { SecretShownOnce } from "../../_components/secret-shown-once";
 import { problemLine, sendJson, type FieldErrors } from "../../_components/send-json";
+import { DialogActions } from "@/components/ui/dialog-actions";
 
 type Role = "agent" | "approver" | "admin";
 type Created = { key: { id: string; prefix: string; principal: string; role: Role; tools: string[] }; secret: string };
@@ -51,24 +52,25 @@ function CreateKeyDialog({ tenant, tools, onClose }: { tenant: string; tools: st
 
   if (created) {
     return (
-      <Modal title="Copy the secret now" onClose={onClose}>
-        <div className="stack">
-          <div className="notice warn-notice" role="alert">
+      <SecretShownOnce
+        title="Copy the secret now"
+        warning={
+          <>
             <strong>This is the only time the secret is shown.</strong> Tollgate keeps only its SHA-256: if it is lost, revoke the key and create another.
             Store it in your secret manager, not in code or chat.
-          </div>
-          <CopySecret label={`Secret of ${created.key.prefix}… (${created.key.principal}, ${created.key.role})`} value={created.secret} />
-          <p className="small muted">
+          </>
+        }
+        label={`Secret of ${created.key.prefix}… (${created.key.principal}, ${created.key.role})`}
+        value={created.secret}
+        hint={
+          <>
             Agents send it as <code>Authorization: Bearer &lt;secret&gt;</code>.{" "}
             {created.key.tools.length ? `It may use only ${created.key.tools.join(", ")}.` : "It may use every tool of this tenant."}
-          </p>
-          <div className="row dialog-actions">
-            <button type="button" className="primary" onClick={onClose}>
-              I have stored it
-            </button>
-          </div>
-        </div>
-      </Modal>
+          </>
+        }
+        doneLabel="I have stored it"
+        onClose={onClose}
+      />
     );
   }
 
@@ -108,14 +110,7 @@ function CreateKeyDialog({ tenant, tools, onClose }: { tenant: string; tools: st
           </span>
           {fields.tools ? <span className="field-error">{fields.tools}</span> : null}
         </fieldset>
-        <div className="row dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Creating…" : "Create key"}
-          </button>
-        </div>
+        <DialogActions label="Create key" busyLabel="Creating…" busy={busy} onCancel={onClose} />
       </form>
     </Modal>
   );

@@ -5,6 +5,7 @@ import { useRouter } from "next/navigation";
 import { Modal } from "../../_components/modal";
 import { Field } from "../../_components/field";
 import { problemLine, sendJson, type FieldErrors } from "../../_components/send-json";
+import { DialogActions } from "@/components/ui/dialog-actions";
 
 // "Revoke" on a key row, behind a confirmation that says what happens and asks why.
 export function RevokeKeyButton({ tenant, id, prefix, principal, role }: { tenant: string; id: string; prefix: string; principal: string; role: string }) {
@@ -50,14 +51,7 @@ export function RevokeKeyButton({ tenant, id, prefix, principal, role }: { tenan
             <Field path="reason" label="Reason (recorded in the audit log)" error={fields.reason}>
               {(props) => <input {...props} type="text" value={reason} onChange={(e) => setReason(e.target.value)} placeholder="e.g. rotated; leaked in a CI log" required />}
             </Field>
-            <div className="row dialog-actions">
-              <button type="button" onClick={() => setOpen(false)}>
-                Cancel
-              </button>
-              <button type="submit" className="primary danger-fill" disabled={busy}>
-                {busy ? "Revoking…" : "Revoke key"}
-              </button>
-            </div>
+            <DialogActions label="Revoke key" busyLabel="Revoking…" busy={busy} onCancel={() => setOpen(false)} danger />
           </form>
         </Modal>
       ) : null}

@@ -2,6 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { useId, useRef, useState, type FormEvent } from "react";
+import { sendJson } from "../../_components/send-json";
 
 // Approve or reject, with a reason (required to reject). The server decides with a
 // compare-and-set: if another approver got there first, this form shows who and what.
@@ -24,24 +25,14 @@ export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; app
     }
     setReasonError(null);
     setBusy(decision);
-    try {
-      const res = await fetch(`/api/console/${encodeURIComponent(tenant)}/approvals/${encodeURIComponent(approvalId)}/decision`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ decision, reason: reason.trim() || undefined }),
-      });
-      const answer = (await res.json().catch(() => null)) as { detail?: string } | null;
-      if (!res.ok) {
-        setError(answer?.detail ?? `The server answered ${res.status}.`);
-        router.refresh();
-        return;
-      }
-      router.refresh();
-    } catch {
-      setError("Could not reach the server. Nothing was decided by this attempt; try again.");
-    } finally {
-      setBusy(null);
-    }
+    const res = await sendJson(`/api/console/${encodeURIComponent(tenant)}/approvals/${encodeURIComponent(approvalId)}/decision`, "POST", {
+      decision,
+      reason: reason.trim() || undefined,
+    });
+    setBusy(null);
+    // Either way the page shows the approval as it now stands (another approver may have decided).
+    if (!res.ok) setError(res.detail);
+    router.refresh();
   }
 
   return (

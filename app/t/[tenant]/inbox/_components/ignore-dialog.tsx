@@ -5,6 +5,7 @@ import type { InboxEvent } from "@/lib/console/webhook-inbox";
 import { Modal } from "../../_components/modal";
 import { sendJson } from "../../_components/send-json";
 import type { Done } from "./inbox-list";
+import { DialogActions } from "@/components/ui/dialog-actions";
 
 // Ignore an inbox event: it needs no action (a test event, a provider's unrelated object). A
 // reason is required, here and on the server; the audit log keeps it.
@@ -40,15 +41,7 @@ export function IgnoreDialog({ tenant, event, actor, onClose, onDone }: { tenant
             {error}
           </div>
         ) : null}
-        <div className="row dialog-actions">
-          <span className="muted">Audited as {actor}</span>
-          <button type="button" onClick={onClose} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Ignoring…" : "Ignore event"}
-          </button>
-        </div>
+        <DialogActions label="Ignore event" busyLabel="Ignoring…" busy={busy} onCancel={onClose} auditedAs={actor} lockCancel />
       </form>
     </Modal>
   );

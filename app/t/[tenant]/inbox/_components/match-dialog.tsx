@@ -5,6 +5,7 @@ import type { InboxEvent } from "@/lib/console/webhook-inbox";
 import { Modal } from "../../_components/modal";
 import { sendJson } from "../../_components/send-json";
 import type { Done } from "./inbox-list";
+import { DialogActions } from "@/components/ui/dialog-actions";
 
 export type MatchTarget = { event: InboxEvent; operationId: string };
 
@@ -75,15 +76,7 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
             {error}
           </div>
         ) : null}
-        <div className="row dialog-actions">
-          <span className="muted">Audited as {actor}</span>
-          <button type="button" onClick={onClose} disabled={busy}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Matching…" : "Match"}
-          </button>
-        </div>
+        <DialogActions label="Match" busyLabel="Matching…" busy={busy} onCancel={onClose} auditedAs={actor} lockCancel />
       </form>
     </Modal>
   );

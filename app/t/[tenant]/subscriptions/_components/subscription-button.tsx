@@ -4,8 +4,9 @@ import { useState, type FormEvent } from "react";
 import { useRouter } from "next/navigation";
 import { Modal } from "../../_components/modal";
 import { Field } from "../../_components/field";
-import { CopySecret } from "../../_components/copy-secret";
+import { SecretShownOnce } from "../../_components/secret-shown-once";
 import { problemLine, sendJson, type FieldErrors } from "../../_components/send-json";
+import { DialogActions } from "@/components/ui/dialog-actions";
 
 type Saved = { name: string; url: string; events: string[]; secret?: string };
 export type SubscriptionDraft = { name: string; url: string; events: string[] };
@@ -69,23 +70,24 @@ function SubscriptionDialog({ tenant, eventTypes, existing, onClose }: { tenant:
 
   if (saved?.secret) {
     return (
-      <Modal title="Copy the signing secret now" onClose={onClose}>
-        <div className="stack">
-          <div className="notice warn-notice" role="alert">
+      <SecretShownOnce
+        title="Copy the signing secret now"
+        warning={
+          <>
             <strong>This is the only time the secret is shown.</strong> Tollgate keeps it encrypted to sign deliveries; if it is lost, rotate it.
-          </div>
-          <CopySecret label={`Signing secret of ${saved.name}`} value={saved.secret} />
-          <p className="small muted">
+          </>
+        }
+        label={`Signing secret of ${saved.name}`}
+        value={saved.secret}
+        hint={
+          <>
             Every delivery carries <code>webhook-id</code>, <code>webhook-timestamp</code> and <code>webhook-signature</code> (Standard Webhooks): verify them with
             this secret, and dedupe on <code>webhook-id</code>, which stays the same when an event is sent again.
-          </p>
-          <div className="row dialog-actions">
-            <button type="button" className="primary" onClick={onClose}>
-              I have stored it
-            </button>
-          </div>
-        </div>
-      </Modal>
+          </>
+        }
+        doneLabel="I have stored it"
+        onClose={onClose}
+      />
     );
   }
 
@@ -122,14 +124,7 @@ function SubscriptionDialog({ tenant, eventTypes, existing, onClose }: { tenant:
             <input type="checkbox" checked={rotate} onChange={(e) => setRotate(e.target.checked)} /> Rotate the signing secret (the old one stops working at once)
           </label>
         ) : null}
-        <div className="row dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Saving…" : existing ? "Save" : "Create subscription"}
-          </button>
-        </div>
+        <DialogActions label={existing ? "Save" : "Create subscription"} busyLabel="Saving…" busy={busy} onCancel={onClose} />
       </form>
     </Modal>
   );

@@ -6,6 +6,7 @@ import type { ToolView } from "@/lib/tools/tool-view";
 import { Modal } from "../../_components/modal";
 import { sendJson, type FieldErrors } from "../../_components/send-json";
 import { Field } from "../../_components/field";
+import { DialogActions } from "@/components/ui/dialog-actions";
 
 type Draft = {
   description: string;
@@ -201,14 +202,7 @@ function ToolForm({ tenant, tool, onClose, onSaved }: { tenant: string; tool: To
         <Field path="reason" label="Reason (recorded in the audit log)" error={fields.reason}>
           {(props) => <input {...props} type="text" value={draft.reason} placeholder="e.g. Stripe now dedupes on the downstream key" onChange={(e) => set("reason", e.target.value)} />}
         </Field>
-        <div className="row dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Saving…" : "Save policy"}
-          </button>
-        </div>
+        <DialogActions label="Save policy" busyLabel="Saving…" busy={busy} onCancel={onClose} />
       </form>
     </Modal>
   );

@@ -5,7 +5,7 @@ import { useRouter } from "next/navigation";
 import type { UserRole } from "@/lib/auth/roles";
 import { Modal } from "../../_components/modal";
 import { Field } from "../../_components/field";
-import { CopySecret } from "../../_components/copy-secret";
+import { SecretShownOnce } from "../../_components/secret-shown-once";
 import { problemLine, sendJson, type FieldErrors } from "../../_components/send-json";
 
 type Created = { user: { id: string; email: string; role: UserRole }; generatedPassword: string | null };
@@ -50,20 +50,19 @@ function CreateUserDialog({ tenant, onClose }: { tenant: string; onClose: () => 
 
   if (created?.generatedPassword) {
     return (
-      <Modal title={`${created.user.email} was added`} onClose={onClose}>
-        <div className="stack">
-          <div className="notice warn-notice" role="alert">
+      <SecretShownOnce
+        title={`${created.user.email} was added`}
+        warning={
+          <>
             <strong>The generated password is shown only now.</strong> Give it to {created.user.email} over a private channel; only its scrypt hash is
             stored.
-          </div>
-          <CopySecret label="Password" value={created.generatedPassword} />
-          <div className="row dialog-actions">
-            <button type="button" className="primary" onClick={onClose}>
-              Done
-            </button>
-          </div>
-        </div>
-      </Modal>
+          </>
+        }
+        label="Password"
+        value={created.generatedPassword}
+        doneLabel="Done"
+        onClose={onClose}
+      />
     );
   }
 

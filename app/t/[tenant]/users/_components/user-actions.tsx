@@ -6,6 +6,7 @@ import { userRoles, type UserRole } from "@/lib/auth/roles";
 import { Modal } from "../../_components/modal";
 import { Field } from "../../_components/field";
 import { problemLine, sendJson, type FieldErrors } from "../../_components/send-json";
+import { DialogActions } from "@/components/ui/dialog-actions";
 
 type Target = { id: string; email: string; role: UserRole; disabled: boolean };
 type Change = { kind: "role"; role: UserRole } | { kind: "disabled"; disabled: boolean };
@@ -76,14 +77,13 @@ function ConfirmChange({ tenant, user, change, onClose }: { tenant: string; user
         <Field path="reason" label="Reason (recorded in the audit log)" error={fields.reason}>
           {(props) => <input {...props} type="text" value={reason} onChange={(e) => setReason(e.target.value)} placeholder="e.g. joined the on-call rotation" />}
         </Field>
-        <div className="row dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className={change.kind === "disabled" && change.disabled ? "primary danger-fill" : "primary"} disabled={busy}>
-            {busy ? "Saving…" : change.kind === "role" ? "Change role" : change.disabled ? "Disable user" : "Enable user"}
-          </button>
-        </div>
+        <DialogActions
+          label={change.kind === "role" ? "Change role" : change.disabled ? "Disable user" : "Enable user"}
+          busyLabel="Saving…"
+          busy={busy}
+          onCancel={onClose}
+          danger={change.kind === "disabled" && change.disabled}
+        />
       </form>
     </Modal>
   );
