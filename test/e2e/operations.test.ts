@@ -172,6 +172,9 @@ describe("operation trace (viewer)", () => {
 
     await page.getByRole("searchbox", { name: /Search/ }).fill(target.operationId);
     await expectRows(page, [target.operationId], "Rows 1–1 of 1");
+    // The search reaches the URL after a short throttle; on a loaded machine that replace could
+    // land after the click below and take the page back to the list. Let it settle first.
+    await page.waitForURL((url) => url.searchParams.get("q") === target.operationId);
     await table(page).getByRole("link", { name: target.operationId }).click();
     await page.waitForURL((url) => url.pathname === `/t/acme/operations/${target.operationId}`);
 
