@@ -1,7 +1,7 @@
 // `npm run bench -- profile [replay]`: where a request's CPU goes. Starts `next start` under --cpu-prof,
 // drives GET /api/live and then new claims with wrk at concurrency 16, and prints the self time
 // of each package/file group per request, so claim-specific cost stands out against liveness.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -9,7 +9,7 @@ import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
 import { startServer } from "./server";
 import { ensureWrk, runWrk, wrkThreads } from "./wrk";
-import { succeededBatch } from "./fixtures";
+import { claimBatch, succeededBatch } from "./fixtures";
 import pg from "pg";
 
 type Node = { id: number; callFrame: { functionName: string; url: string }; children?: number[] };
@@ -53,9 +53,10 @@ function selfTimes(file: string): { groups: Map<string, number>; functions: Map<
   return { groups, functions };
 }
 
-// `profile` (new claims) or `profile replay` (200 replays of a pool of succeeded operations).
+// `profile` (new claims), `profile replay` (200 replays of a pool of succeeded operations) or
+// `profile complete` (completes of operations claimed beforehand).
 export async function runProfile(argv: string[] = []): Promise<number> {
-  const kind = argv[0] === "replay" ? "replay" : "claim";
+  const kind = argv[0] === "replay" || argv[0] === "complete" ? argv[0] : "claim";
   const log = (m: string) => process.stderr.write(`[profile] ${m}\n`);
   ensureWrk(log);
   const distDir = path.join(".tollgate", "next-bench", inputsDigest().slice(0, 16));
@@ -67,15 +68,34 @@ export async function runProfile(argv: string[] = []): Promise<number> {
   try {
     const world = await prepareWorld(databaseUrl);
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    await succeededBatch(pool, world, "replay-", 1000).finally(() => pool.end());
+    await succeededBatch(pool, world, "replay-", 1000);
+    // Completes: operations claimed beforehand, enough for the warm-up and the run (one file; see complete.lua).
+    const scratch = mkdtempSync(path.join(tmpdir(), "tollgate-prof-"));
+    const completes = path.join(scratch, "completes-run.txt");
+    const warmCompletes = path.join(scratch, "completes-warm.txt");
+    if (kind === "complete") {
+      for (const [file, n] of [[warmCompletes, 10_000], [completes, 25_000]] as const) {
+        const claimed = await claimBatch(pool, world, `${path.basename(file, ".txt")}-`, n);
+        writeFileSync(file, claimed.map((c) => `${c.operationId} ${c.fencingToken}`).join("\n") + "\n");
+      }
+    }
+    await pool.end();
+    const threads = String(wrkThreads(16));
     const measured =
       kind === "replay"
-        ? { label: "replay", script: "claim-pool.lua", args: [world.agent.secret, world.tool, "replay-", "1000", String(wrkThreads(16))] }
-        : { label: "new claim", script: "claim-new.lua", args: [world.agent.secret, world.tool, `prof-${randomBytes(4).toString("hex")}`] };
+        ? { label: "replay", script: "claim-pool.lua", args: [world.agent.secret, world.tool, "replay-", "1000", threads] }
+        : kind === "complete"
+          ? { label: "complete", script: "complete.lua", args: [world.agent.secret, completes, threads] }
+          : { label: "new claim", script: "claim-new.lua", args: [world.agent.secret, world.tool, `prof-${randomBytes(4).toString("hex")}`] };
     for (const scenario of [{ label: "GET /api/live", script: "live.lua", args: [] as string[] }, measured]) {
       const dir = mkdtempSync(path.join(tmpdir(), "tollgate-prof-"));
       const server = await startServer({ databaseUrl, distDir, secret: "profile-secret-0123456789abcdef0123", nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${dir}`] });
-      const warmArgs = scenario.script === "claim-new.lua" ? [scenario.args[0]!, scenario.args[1]!, `${scenario.args[2]}-w`] : scenario.args;
+      const warmArgs =
+        scenario.script === "claim-new.lua"
+          ? [scenario.args[0]!, scenario.args[1]!, `${scenario.args[2]}-w`]
+          : scenario.script === "complete.lua"
+            ? [scenario.args[0]!, warmCompletes, scenario.args[2]!]
+            : scenario.args;
       const warm = await runWrk({ url: server.baseUrl, script: scenario.script, args: warmArgs, connections: 16, seconds: 3 });
       const run = await runWrk({ url: server.baseUrl, ...scenario, connections: 16, seconds: 8 });
       await server.stop();

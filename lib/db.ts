@@ -6,7 +6,7 @@ import { metrics } from "@/lib/metrics/registry";
 import { registerHotPool } from "@/lib/db/hot-sql";
 
 // The one Prisma client of a server process (Next dev reloads modules, so keep it on globalThis).
-const globalForDb = globalThis as unknown as { tollgateDb?: Db };
+const globalForDb = globalThis as unknown as { tollgateDb?: Db; tollgatePool?: pg.Pool };
 
 export type Db = PrismaClient;
 
@@ -24,6 +24,17 @@ export function db(): Db {
     // hot path costs one database round trip per request.
     client.$on("query", () => metrics().dbQueries.inc());
     globalForDb.tollgateDb = client;
+    globalForDb.tollgatePool = pool;
   }
   return globalForDb.tollgateDb;
+}
+
+// Closes the process's client and its pool (scripts that call route code in-process, e.g. the
+// handler benchmark, must let go of their connections before dropping a database).
+export async function closeDb(): Promise<void> {
+  const { tollgateDb, tollgatePool } = globalForDb;
+  globalForDb.tollgateDb = undefined;
+  globalForDb.tollgatePool = undefined;
+  await tollgateDb?.$disconnect();
+  await tollgatePool?.end();
 }

@@ -1,0 +1,193 @@
+// `npm run bench -- paired [--rounds N] [--seconds S] [--node "<flags>"]`: the c=16 ratios the
+// protocol targets are about, measured so that a noisy, shared machine cannot bias them. Each
+// round runs GET /api/live, new claims, completes and replays back to back on one `next start`,
+// and each route's ratio is taken against the liveness runs on either side of it (paired in
+// time: a host that slows down for a minute slows both alike). Besides req/s it prints the
+// server's CPU per request from /proc: with the Node process saturated (≈1 core) at c=16, the
+// req/s ratio is the inverse CPU ratio, and CPU time is not inflated by the hypervisor's steal.
+// `--node` passes flags to the server's node (e.g. --max-semi-space-size=64) for A/B runs.
+// `--framework` also measures what Next.js alone costs for a request of each shape: a POST with a
+// claim's headers and body to a static path, and a complete's to a dynamic path, answered without
+// doing anything (bench/framework-ceiling/, copied into the app for one separate build).
+import { cpSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
+import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
+import { claimBatch, succeededBatch } from "./fixtures";
+import { startServer } from "./server";
+import { median } from "./stats";
+import { ensureWrk, runWrk, wrkThreads } from "./wrk";
+
+type Route = "live" | "claim" | "complete" | "replay" | "echo-static" | "echo-dynamic";
+type Sample = { route: Route; rps: number; cpuMsPerRequest: number; stealShare: number };
+
+const CONNECTIONS = 16;
+const EXPECTED: Record<Route, string> = { live: "200", claim: "201", complete: "200", replay: "200", "echo-static": "200", "echo-dynamic": "200" };
+
+// A run that got anything but its route's answer measured something else (a 404 costs less than a claim).
+function assertStatuses(route: Route, statuses: Record<string, number>): void {
+  const wrong = Object.entries(statuses).filter(([status]) => status !== EXPECTED[route]);
+  if (wrong.length > 0) throw new Error(`${route}: expected only ${EXPECTED[route]}, got ${JSON.stringify(statuses)}`);
+}
+const TICKS_PER_SECOND = 100;
+
+function processTicks(pid: number): number {
+  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+// Share of the machine's time the hypervisor stole (another VM running on our cores).
+function stealTicks(): { steal: number; total: number } {
+  const values = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { steal: values[7] ?? 0, total: values.reduce((a, b) => a + b, 0) };
+}
+
+
+export async function runPairedRatios(argv: string[]): Promise<number> {
+  let rounds = 3;
+  let seconds = 4;
+  let nodeArgs: string[] = [];
+  let framework = false;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--framework") framework = true;
+    else if (argv[i] === "--rounds") rounds = Number(argv[++i]);
+    else if (argv[i] === "--seconds") seconds = Number(argv[++i]);
+    else if (argv[i] === "--node") nodeArgs = (argv[++i] ?? "").split(/\s+/).filter(Boolean);
+    else throw new Error(`unknown argument: ${argv[i]}`);
+  }
+  const log = (m: string) => process.stderr.write(`[paired] ${m}\n`);
+  ensureWrk(log);
+  const distDir = framework ? buildWithFrameworkCeiling(log) : path.join(".tollgate", "next-bench", inputsDigest().slice(0, 16));
+  if (!framework) ensureBuild({ distDir, log });
+  const serverUrl = process.env.DATABASE_URL ?? DEFAULT_SERVER_URL;
+  const dbName = benchDatabaseName(new Date());
+  const databaseUrl = await createDatabase(serverUrl, dbName);
+  const scratch = mkdtempSync(path.join(tmpdir(), "tollgate-paired-"));
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  const samples: Sample[] = [];
+  try {
+    const world = await prepareWorld(databaseUrl);
+    await succeededBatch(pool, world, "replay-", 1000);
+    const server = await startServer({ databaseUrl, distDir, secret: "paired-secret-0123456789abcdef0123456", nodeArgs });
+    const key = world.agent.secret;
+    const threads = String(wrkThreads(CONNECTIONS));
+    const completes = async (tag: string, n: number) => {
+      const file = path.join(scratch, `${tag}.txt`);
+      const claimed = await claimBatch(pool, world, `${tag}-`, n);
+      writeFileSync(file, claimed.map((c) => `${c.operationId} ${c.fencingToken}`).join("\n") + "\n");
+      return file;
+    };
+    const script = async (route: Route, tag: string, runSeconds: number) => {
+      switch (route) {
+        case "live":
+          return { script: "live.lua", args: [] };
+        case "claim":
+          return { script: "claim-new.lua", args: [key, world.tool, `paired-${tag}`] };
+        case "replay":
+          return { script: "claim-pool.lua", args: [key, world.tool, "replay-", "1000", threads] };
+        case "complete":
+          return { script: "complete.lua", args: [key, await completes(`c-${tag}`, Math.ceil(runSeconds * 2500)), threads] };
+        case "echo-static":
+          return { script: "echo.lua", args: ["static"] };
+        case "echo-dynamic":
+          return { script: "echo.lua", args: ["dynamic"] };
+      }
+    };
+    const measured: Route[] = ["claim", "complete", "replay", ...(framework ? (["echo-static", "echo-dynamic"] as const) : [])];
+    log(`warming up (${nodeArgs.join(" ") || "default node flags"})…`);
+    for (const route of ["live" as const, ...measured]) {
+      const warm = await runWrk({ url: server.baseUrl, ...(await script(route, `warm-${route}`, 2)), connections: CONNECTIONS, seconds: 2 });
+      assertStatuses(route, warm.statuses);
+    }
+    const order: Route[] = measured.flatMap((route) => ["live" as const, route]);
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, route] of order.entries()) {
+        const s = await script(route, `r${round}-${i}`, seconds);
+        const ticks0 = processTicks(server.pid);
+        const steal0 = stealTicks();
+        const run = await runWrk({ url: server.baseUrl, ...s, connections: CONNECTIONS, seconds });
+        const ticks = processTicks(server.pid) - ticks0;
+        assertStatuses(route, run.statuses);
+        const steal1 = stealTicks();
+        const sample = {
+          route,
+          rps: run.rps,
+          cpuMsPerRequest: ((ticks / TICKS_PER_SECOND) * 1000) / Math.max(1, run.requests),
+          stealShare: (steal1.steal - steal0.steal) / Math.max(1, steal1.total - steal0.total),
+        };
+        samples.push(sample);
+        log(`round ${round + 1} ${route.padEnd(8)} ${sample.rps.toFixed(0).padStart(5)} req/s  ${sample.cpuMsPerRequest.toFixed(3)} CPU ms/req  steal ${(sample.stealShare * 100).toFixed(0)}%`);
+      }
+      // Each round ends on a liveness run, so every route has a liveness neighbour on both sides.
+      const ticks0 = processTicks(server.pid);
+      const steal0 = stealTicks();
+      const run = await runWrk({ url: server.baseUrl, script: "live.lua", args: [], connections: CONNECTIONS, seconds });
+      const steal1 = stealTicks();
+      assertStatuses("live", run.statuses);
+      samples.push({
+        route: "live",
+        rps: run.rps,
+        cpuMsPerRequest: (((processTicks(server.pid) - ticks0) / TICKS_PER_SECOND) * 1000) / Math.max(1, run.requests),
+        stealShare: (steal1.steal - steal0.steal) / Math.max(1, steal1.total - steal0.total),
+      });
+    }
+    await server.stop();
+  } finally {
+    await pool.end();
+    await dropDatabase(serverUrl, dbName);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  printTable(samples);
+  return 0;
+}
+
+// Ratios against the mean of the liveness runs just before and just after each measurement.
+function printTable(samples: Sample[]): void {
+  const targets: Partial<Record<Route, string>> = { claim: "≥ 0.6×", complete: "≥ 0.6×", replay: "≥ 0.7×" };
+  const labels: Partial<Record<Route, string>> = {
+    "echo-static": "Next.js alone: POST, static path, claim body",
+    "echo-dynamic": "Next.js alone: POST, dynamic path, complete body",
+  };
+  console.log("| route (c=16) | req/s (median) | × live req/s (paired, median) | CPU ms/req | live CPU ÷ route CPU | target |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  const live = samples.filter((s) => s.route === "live");
+  console.log(`| GET /api/live | ${median(live.map((s) => s.rps)).toFixed(0)} | | ${median(live.map((s) => s.cpuMsPerRequest)).toFixed(3)} | | |`);
+  for (const route of ["claim", "complete", "replay", "echo-static", "echo-dynamic"] as const) {
+    const ratios: number[] = [];
+    const cpuRatios: number[] = [];
+    samples.forEach((s, i) => {
+      if (s.route !== route) return;
+      const before = samples.slice(0, i).reverse().find((x) => x.route === "live");
+      const after = samples.slice(i + 1).find((x) => x.route === "live");
+      const neighbours = [before, after].filter((x): x is Sample => Boolean(x));
+      const liveRps = neighbours.reduce((a, x) => a + x.rps, 0) / neighbours.length;
+      const liveCpu = neighbours.reduce((a, x) => a + x.cpuMsPerRequest, 0) / neighbours.length;
+      ratios.push(s.rps / liveRps);
+      cpuRatios.push(liveCpu / s.cpuMsPerRequest);
+    });
+    const mine = samples.filter((s) => s.route === route);
+    if (mine.length === 0) continue;
+    console.log(
+      `| ${labels[route] ?? route} | ${median(mine.map((s) => s.rps)).toFixed(0)} | ${median(ratios).toFixed(2)}× (${ratios.map((r) => r.toFixed(2)).join(", ")}) | ${median(mine.map((s) => s.cpuMsPerRequest)).toFixed(3)} | ${median(cpuRatios).toFixed(2)}× | ${targets[route] ?? ""} |`,
+    );
+  }
+  const steal = samples.map((s) => s.stealShare);
+  console.log(`\nsteal: median ${(median(steal) * 100).toFixed(0)}%, max ${(Math.max(...steal) * 100).toFixed(0)}% of the machine's time`);
+}
+
+// The app plus the bench-only echo routes, built into a folder of its own (and only when the
+// sources changed); the routes are removed from app/ again right after the build.
+function buildWithFrameworkCeiling(log: (m: string) => void): string {
+  const target = path.join("app", "api", "bench-framework-ceiling");
+  cpSync(path.join("bench", "framework-ceiling"), target, { recursive: true });
+  try {
+    const distDir = path.join(".tollgate", "next-bench", `framework-${inputsDigest().slice(0, 16)}`);
+    ensureBuild({ distDir, log });
+    return distDir;
+  } finally {
+    rmSync(target, { recursive: true, force: true });
+  }
+}
