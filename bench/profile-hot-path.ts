@@ -1,5 +1,5 @@
-// `npm run bench -- profile [replay]`: where a request's CPU goes. Starts `next start` under --cpu-prof,
-// drives GET /api/live and then new claims with wrk at concurrency 16, and prints the self time
+// `npm run bench -- profile [replay|complete]`: where a request's CPU goes. Starts `next start` under
+// --cpu-prof, drives GET /api/live and then new claims (replays, completes) with wrk at concurrency 16, and prints the self time
 // of each package/file group per request, so claim-specific cost stands out against liveness.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -65,12 +65,13 @@ export async function runProfile(argv: string[] = []): Promise<number> {
   const dbName = benchDatabaseName(new Date());
   const databaseUrl = await createDatabase(serverUrl, dbName);
   const results: { label: string; requests: number; times: Map<string, number>; functions: Map<string, number> }[] = [];
+  const scratch = mkdtempSync(path.join(tmpdir(), "tollgate-prof-"));
   try {
     const world = await prepareWorld(databaseUrl);
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     await succeededBatch(pool, world, "replay-", 1000);
-    // Completes: operations claimed beforehand, enough for the warm-up and the run (one file; see complete.lua).
-    const scratch = mkdtempSync(path.join(tmpdir(), "tollgate-prof-"));
+    // Completes: operations claimed beforehand, one file for the warm-up and one for the run (complete.lua
+    // starts each file over from its first line).
     const completes = path.join(scratch, "completes-run.txt");
     const warmCompletes = path.join(scratch, "completes-warm.txt");
     if (kind === "complete") {
@@ -106,6 +107,7 @@ export async function runProfile(argv: string[] = []): Promise<number> {
       rmSync(dir, { recursive: true, force: true });
     }
   } finally {
+    rmSync(scratch, { recursive: true, force: true });
     await dropDatabase(serverUrl, dbName);
   }
   // Whole-run profiles include the server's start-up: per-request figures overstate both sides

@@ -43,7 +43,10 @@ export type Measurement = {
   rowsAtStart: number;
   scenario: Scenario;
   concurrency: number;
-  http: Side & { p90Ms: number; sqlPerRequest: number | null };
+  // pairedLive: GET /api/live at the same concurrency, measured right before this run (the
+  // ratios use it: on a shared VM the host's speed drifts over the minutes between the
+  // size's own liveness row and a later scenario). Absent in results from before 2026-11-30.
+  http: Side & { p90Ms: number; sqlPerRequest: number | null; pairedLive?: { rps: number; p50Ms: number; otherCores: number } };
   floor: Side | null;
 };
 
@@ -237,11 +240,19 @@ async function measureSize(ctx: Ctx, round: Round): Promise<Measurement[]> {
       };
       const tag = (attempt: number) => `${ctx.runId}-s${size}-c${concurrency}-a${attempt}`;
       const what = `${scenario} c=${concurrency}`;
-      const http = await best((a) => measureHttp(ctx, scenario, concurrency, tag(a)), `HTTP ${what}`);
+      const http = await best(async (a) => {
+        const pairedLive = scenario === "live" ? undefined : await measureHttp(ctx, "live", concurrency, `${tag(a)}-live`);
+        const measured = await measureHttp(ctx, scenario, concurrency, tag(a));
+        if (!pairedLive) return measured;
+        // The pair counts as disturbed when either of its runs was.
+        const cpu = { ...measured.cpu, others: Math.max(measured.cpu.others, pairedLive.cpu.others) };
+        return { ...measured, cpu, pairedLive: { rps: pairedLive.rps, p50Ms: pairedLive.p50Ms, otherCores: pairedLive.cpu.others } };
+      }, `HTTP ${what}`);
       const floor = scenario === "live" ? null : await best((a) => measureFloor(ctx, scenario, concurrency, tag(a), http.rps), `floor ${what}`);
       const m: Measurement = { size, rowsAtStart, scenario, concurrency, http, floor };
       ctx.log(
         `  ${scenario.padEnd(9)} c=${String(concurrency).padEnd(2)} HTTP ${http.rps.toFixed(0).padStart(5)} req/s p50 ${http.p50Ms.toFixed(2)} ms` +
+          (http.pairedLive ? ` (live just before: ${http.pairedLive.rps.toFixed(0)} req/s)` : "") +
           (floor ? ` | pg ${floor.rps.toFixed(0).padStart(5)} req/s p50 ${floor.p50Ms.toFixed(2)} ms` : "") +
           (Object.keys(http.unexpected).length ? ` UNEXPECTED ${JSON.stringify(http.unexpected)}` : ""),
       );
