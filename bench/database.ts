@@ -48,6 +48,15 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
+    // pool.end() resolves before its sockets are closed on the server's side; forcing the drop
+    // at that moment terminates a connection the pool is still letting go of, and the pool
+    // re-emits that error with nobody listening (a crash after the results were printed).
+    // Give closing sessions a moment to leave before forcing out whatever is left.
+    for (let waited = 0; waited < 3000; waited += 100) {
+      const { rows } = await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1", [name]);
+      if ((rows[0]?.n ?? 0) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   } finally {
     await admin.end();
