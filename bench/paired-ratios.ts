@@ -16,7 +16,7 @@ import pg from "pg";
 import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
 import { claimBatch, succeededBatch } from "./fixtures";
-import { startServer } from "./server";
+import { startServer, type BenchServer } from "./server";
 import { median } from "./stats";
 import { ensureWrk, runWrk, wrkThreads } from "./wrk";
 
@@ -45,7 +45,6 @@ function stealTicks(): { steal: number; total: number } {
   return { steal: values[7] ?? 0, total: values.reduce((a, b) => a + b, 0) };
 }
 
-
 export async function runPairedRatios(argv: string[]): Promise<number> {
   let rounds = 3;
   let seconds = 4;
@@ -68,10 +67,12 @@ export async function runPairedRatios(argv: string[]): Promise<number> {
   const scratch = mkdtempSync(path.join(tmpdir(), "tollgate-paired-"));
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
   const samples: Sample[] = [];
+  let server: BenchServer | null = null;
   try {
     const world = await prepareWorld(databaseUrl);
     await succeededBatch(pool, world, "replay-", 1000);
-    const server = await startServer({ databaseUrl, distDir, secret: "paired-secret-0123456789abcdef0123456", nodeArgs });
+    const started = await startServer({ databaseUrl, distDir, secret: "paired-secret-0123456789abcdef0123456", nodeArgs });
+    server = started;
     const key = world.agent.secret;
     const threads = String(wrkThreads(CONNECTIONS));
     const completes = async (tag: string, n: number) => {
@@ -99,43 +100,36 @@ export async function runPairedRatios(argv: string[]): Promise<number> {
     const measured: Route[] = ["claim", "complete", "replay", ...(framework ? (["echo-static", "echo-dynamic"] as const) : [])];
     log(`warming up (${nodeArgs.join(" ") || "default node flags"})…`);
     for (const route of ["live" as const, ...measured]) {
-      const warm = await runWrk({ url: server.baseUrl, ...(await script(route, `warm-${route}`, 2)), connections: CONNECTIONS, seconds: 2 });
+      const warm = await runWrk({ url: started.baseUrl, ...(await script(route, `warm-${route}`, 2)), connections: CONNECTIONS, seconds: 2 });
       assertStatuses(route, warm.statuses);
     }
+    // One measured run: req/s, the server's CPU per request, and how much the hypervisor stole meanwhile.
+    const measure = async (route: Route, tag: string): Promise<Sample> => {
+      const s = await script(route, tag, seconds);
+      const ticks0 = processTicks(started.pid);
+      const steal0 = stealTicks();
+      const run = await runWrk({ url: started.baseUrl, ...s, connections: CONNECTIONS, seconds });
+      const ticks = processTicks(started.pid) - ticks0;
+      const steal1 = stealTicks();
+      assertStatuses(route, run.statuses);
+      const sample = {
+        route,
+        rps: run.rps,
+        cpuMsPerRequest: ((ticks / TICKS_PER_SECOND) * 1000) / Math.max(1, run.requests),
+        stealShare: (steal1.steal - steal0.steal) / Math.max(1, steal1.total - steal0.total),
+      };
+      log(`${tag} ${route.padEnd(12)} ${sample.rps.toFixed(0).padStart(5)} req/s  ${sample.cpuMsPerRequest.toFixed(3)} CPU ms/req  steal ${(sample.stealShare * 100).toFixed(0)}%`);
+      return sample;
+    };
+    // live, claim, live, complete, live, replay, … and a last liveness run, so every route has a
+    // liveness neighbour on both sides.
     const order: Route[] = measured.flatMap((route) => ["live" as const, route]);
     for (let round = 0; round < rounds; round++) {
-      for (const [i, route] of order.entries()) {
-        const s = await script(route, `r${round}-${i}`, seconds);
-        const ticks0 = processTicks(server.pid);
-        const steal0 = stealTicks();
-        const run = await runWrk({ url: server.baseUrl, ...s, connections: CONNECTIONS, seconds });
-        const ticks = processTicks(server.pid) - ticks0;
-        assertStatuses(route, run.statuses);
-        const steal1 = stealTicks();
-        const sample = {
-          route,
-          rps: run.rps,
-          cpuMsPerRequest: ((ticks / TICKS_PER_SECOND) * 1000) / Math.max(1, run.requests),
-          stealShare: (steal1.steal - steal0.steal) / Math.max(1, steal1.total - steal0.total),
-        };
-        samples.push(sample);
-        log(`round ${round + 1} ${route.padEnd(8)} ${sample.rps.toFixed(0).padStart(5)} req/s  ${sample.cpuMsPerRequest.toFixed(3)} CPU ms/req  steal ${(sample.stealShare * 100).toFixed(0)}%`);
-      }
-      // Each round ends on a liveness run, so every route has a liveness neighbour on both sides.
-      const ticks0 = processTicks(server.pid);
-      const steal0 = stealTicks();
-      const run = await runWrk({ url: server.baseUrl, script: "live.lua", args: [], connections: CONNECTIONS, seconds });
-      const steal1 = stealTicks();
-      assertStatuses("live", run.statuses);
-      samples.push({
-        route: "live",
-        rps: run.rps,
-        cpuMsPerRequest: (((processTicks(server.pid) - ticks0) / TICKS_PER_SECOND) * 1000) / Math.max(1, run.requests),
-        stealShare: (steal1.steal - steal0.steal) / Math.max(1, steal1.total - steal0.total),
-      });
+      for (const [i, route] of order.entries()) samples.push(await measure(route, `r${round + 1}-${i}`));
     }
-    await server.stop();
+    samples.push(await measure("live", "last"));
   } finally {
+    await server?.stop();
     await pool.end();
     await dropDatabase(serverUrl, dbName);
     rmSync(scratch, { recursive: true, force: true });
