@@ -20,7 +20,16 @@ export async function readBody(req: Request, maxBytes: number): Promise<Buffer> 
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   if (!req.body) return Buffer.alloc(0);
   if (Number.isFinite(declared)) return Buffer.from(await req.arrayBuffer());
-  const reader = req.body.getReader();
+  const { bytes, overflowed } = await readStreamUpTo(req.body, maxBytes);
+  if (overflowed) throw tooLarge(maxBytes);
+  return bytes;
+}
+
+// Reads a byte stream until it ends or would pass `maxBytes`. Past the limit it cancels the
+// stream and returns what came before the chunk that crossed it, with `overflowed` set: a
+// request body is then refused (413), a probe's answer kept as a prefix.
+export async function readStreamUpTo(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<{ bytes: Buffer; overflowed: boolean }> {
+  const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -29,11 +38,11 @@ export async function readBody(req: Request, maxBytes: number): Promise<Buffer> 
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw tooLarge(maxBytes);
+      return { bytes: Buffer.concat(chunks), overflowed: true };
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks);
+  return { bytes: Buffer.concat(chunks), overflowed: false };
 }
 
 function tooLarge(maxBytes: number): ProblemError {

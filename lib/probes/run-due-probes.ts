@@ -1,4 +1,5 @@
 import type { Db } from "@/lib/db";
+import { readStreamUpTo } from "@/lib/http/read-body";
 import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
 import { probeSchema, type Probe } from "@/lib/probes/probe-schema";
 
@@ -130,18 +131,5 @@ async function ask(probe: Probe, url: string): Promise<{ status: number; body: u
 
 async function readLimited(res: Response): Promise<string> {
   if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY) {
-      await reader.cancel();
-      break;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  return (await readStreamUpTo(res.body, MAX_BODY)).bytes.toString("utf8");
 }
