@@ -1,7 +1,9 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, hash, timingSafeEqual } from "node:crypto";
 
+// One-shot hash: every hot-path request takes three of these, and crypto.hash skips the
+// Hash object that createHash().update().digest() allocates (about half the cost).
 export function sha256Hex(input: string | Buffer): string {
-  return createHash("sha256").update(input).digest("hex");
+  return hash("sha256", input, "hex");
 }
 
 export function hmacBase64Url(secret: string, input: string): string {

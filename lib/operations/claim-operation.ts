@@ -1,13 +1,12 @@
 import type { Db } from "@/lib/db";
 import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
 import { sha256Hex } from "@/lib/crypto/digest";
-import { newId } from "@/lib/crypto/ids";
 import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { ProblemError } from "@/lib/http/problem";
 import { metrics } from "@/lib/metrics/registry";
 import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
+import { returnClaimCandidate, takeClaimCandidate } from "@/lib/operations/claim-candidate";
 import { diffPaths } from "@/lib/operations/diff-paths";
-import { downstreamKey } from "@/lib/operations/downstream-key";
 import { fingerprintOfCanonical } from "@/lib/operations/fingerprint";
 import type { ClaimCreated, ClaimRequest } from "@/lib/operations/operation-schemas";
 import { iso, replayText, type SqlOperation } from "@/lib/operations/operation-view";
@@ -52,16 +51,17 @@ export async function claimOperation(options: {
     throw new ProblemError("forbidden", `This API key may not use the tool "${input.tool}".`);
   }
   const args = input.args;
-  const operationId = newId("op");
   const started = performance.now();
   const canonicalArgs = canonicalJson(args);
+  const candidate = takeClaimCandidate(key.tenantId, options.secret);
   const rows = await hotQuery<{ r: SqlClaim }>(db, CLAIM_SQL, [
     key.tenantId, key.id, key.principal, input.tool, options.keyDigest ?? sha256Hex(options.idempotencyKey), fingerprintOfCanonical(input.tool, canonicalArgs), canonicalArgs,
-    input.workflowId ?? null, input.traceId ?? null, operationId, downstreamKey({ secret: options.secret, tenantId: key.tenantId, operationId }),
+    input.workflowId ?? null, input.traceId ?? null, candidate.operationId, candidate.downstreamKey,
     `api-key:${key.id}`,
   ]);
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_claim returned nothing");
+  returnClaimCandidate(candidate, r.op?.operationId);
   metrics().claimSeconds.observe((performance.now() - started) / 1000);
   metrics().claims.inc({ result: r.code });
   return interpret(r, args);

@@ -19,10 +19,19 @@ export type SqlOperation = {
   principal: string;
 };
 
+// PostgreSQL prints a timestamptz in a UTC session as "2026-11-30T03:26:07.769231+00:00"
+// (fraction trimmed of trailing zeros, or absent). Those are rewritten as text, exactly as
+// toISOString() would print them (milliseconds truncated): parsing a Date costs ten times
+// more, and every hot-path answer carries up to five timestamps. Anything else is parsed.
+const utcTimestamp = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00:00$/;
+
 export function iso(value: string): string;
 export function iso(value: string | null): string | null;
 export function iso(value: string | null): string | null {
-  return value === null ? null : new Date(value).toISOString();
+  if (value === null) return null;
+  const utc = utcTimestamp.exec(value);
+  if (utc) return `${utc[1]}.${(utc[2] ?? "").padEnd(3, "0").slice(0, 3)}Z`;
+  return new Date(value).toISOString();
 }
 
 export function operationView(op: SqlOperation): OperationView {
