@@ -1,4 +1,4 @@
-// `npm run bench -- handler [--requests N] [--rounds N]`: what Tollgate's own code costs per hot-path
+// `npm run bench -- handler [--requests N] [--rounds N] [--only claim|replay|complete]`: what Tollgate's own code costs per hot-path
 // request, without Next.js and without HTTP. The route handlers (the same exports `next start`
 // serves) are called in this process with web Requests, 16 at a time, against a real database;
 // the process's CPU time per request (user + system, so the hypervisor's steal does not count)
@@ -21,9 +21,12 @@ const CONCURRENCY = 16;
 export async function runHandlerCost(argv: string[]): Promise<number> {
   let requests = 4000;
   let rounds = 5;
+  // --only: the floor and one route, e.g. to take a CPU profile of that route alone.
+  let only: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--requests") requests = Number(argv[++i]);
     else if (argv[i] === "--rounds") rounds = Number(argv[++i]);
+    else if (argv[i] === "--only") only = argv[++i] ?? null;
     else throw new Error(`unknown argument: ${argv[i]}`);
   }
   const serverUrl = process.env.DATABASE_URL ?? DEFAULT_SERVER_URL;
@@ -62,6 +65,8 @@ export async function runHandlerCost(argv: string[]): Promise<number> {
         },
       },
     ];
+    if (only) cases.splice(1, cases.length - 1, ...cases.filter((c) => c.label.endsWith(only)));
+    if (cases.length < 2) throw new Error(`--only: no route named ${only}`);
     const results = new Map<string, number[]>();
     // Round 0 warms the JIT up and is not counted.
     for (run = 0; run <= rounds; run++) {
