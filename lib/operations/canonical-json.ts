@@ -4,13 +4,31 @@
 // such as "__proto__" stays data. Two requests with the same meaning give the same text.
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
+// Built by appending to one string, without the intermediate arrays of map/join, and with
+// plain strings quoted directly: every claim and every complete serialises its arguments or
+// report this way (the claim's fingerprint, the complete's digest).
 export function canonicalJson(value: Json): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key] as Json)}`).join(",")}}`;
+  if (typeof value === "string") return quote(value);
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? "" : ",") + canonicalJson(value[i] as Json);
+    return `${out}]`;
   }
-  return JSON.stringify(value);
+  const keys = Object.keys(value).sort();
+  let out = "{";
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    out += `${i === 0 ? "" : ","}${quote(key)}:${canonicalJson(value[key] as Json)}`;
+  }
+  return `${out}}`;
+}
+
+// Printable ASCII other than '"' and '\' is exactly what JSON.stringify leaves unescaped.
+const plainAscii = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+function quote(text: string): string {
+  return plainAscii.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
 // A JSON value straight from JSON.parse: null, booleans, finite numbers, strings, arrays and plain objects.

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { canonicalJson, isJsonObject, type Json } from "@/lib/operations/canonical-json";
 
@@ -60,5 +61,20 @@ describe("canonical JSON", () => {
 
   it("passes scalars and null through unchanged", () => {
     for (const v of [null, true, false, 0, -1.5, "", "text"] as Json[]) expect(canonicalJson(v)).toBe(JSON.stringify(v));
+  });
+
+  it("quotes every string and key exactly as JSON.stringify does (quotes, backslashes, control and non-ASCII characters, lone surrogates)", () => {
+    const samples = ["", "plain", 'say "hi"', "back\\slash", "tab\there", "\u0000", "\u001f", "\u007f", "é", "€", "😀", "\ud800", "\udfff x", "</script>"];
+    for (const s of samples) {
+      expect(canonicalJson(s)).toBe(JSON.stringify(s));
+      expect(canonicalJson({ [s]: s })).toBe(`{${JSON.stringify(s)}:${JSON.stringify(s)}}`);
+    }
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), (s) => {
+        expect(canonicalJson(s)).toBe(JSON.stringify(s));
+        expect(canonicalJson([s, { [s]: [s] }])).toBe(`[${JSON.stringify(s)},{${JSON.stringify(s)}:[${JSON.stringify(s)}]}]`);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
