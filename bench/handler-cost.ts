@@ -1,4 +1,4 @@
-// `npm run bench -- handler [--requests N] [--rounds N] [--only claim|replay|complete]`: what Tollgate's own code costs per hot-path
+// `npm run bench -- handler [--requests N] [--rounds N] [--only claim|replay|complete] [--als]`: what Tollgate's own code costs per hot-path
 // request, without Next.js and without HTTP. The route handlers (the same exports `next start`
 // serves) are called in this process with web Requests, 16 at a time, against a real database;
 // the process's CPU time per request (user + system, so the hypervisor's steal does not count)
@@ -6,6 +6,7 @@
 // cost of auth, validation, hashing, the SQL call, metrics and the response. The protocol
 // bench's HTTP figures add the framework's share on top; this one isolates ours, steadily
 // enough to judge a change of a few hundredths of a millisecond.
+import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { closeDb } from "@/lib/db";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
@@ -23,10 +24,14 @@ export async function runHandlerCost(argv: string[]): Promise<number> {
   let rounds = 5;
   // --only: the floor and one route, e.g. to take a CPU profile of that route alone.
   let only: string | null = null;
+  // --als: each request runs inside an AsyncLocalStorage context, as Next.js runs route handlers.
+  // On Node 20 that turns on promise hooks, which makes every promise and callback dearer.
+  let als: AsyncLocalStorage<number> | null = null;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--requests") requests = Number(argv[++i]);
     else if (argv[i] === "--rounds") rounds = Number(argv[++i]);
     else if (argv[i] === "--only") only = argv[++i] ?? null;
+    else if (argv[i] === "--als") als = new AsyncLocalStorage<number>();
     else throw new Error(`unknown argument: ${argv[i]}`);
   }
   const serverUrl = process.env.DATABASE_URL ?? DEFAULT_SERVER_URL;
@@ -78,7 +83,8 @@ export async function runHandlerCost(argv: string[]): Promise<number> {
           Array.from({ length: CONCURRENCY }, async () => {
             for (let i = next++; i < requests; i = next++) {
               const { req, params } = c.make(i);
-              const res = await c.handler(req, { params: Promise.resolve(params) });
+              const call = () => c.handler(req, { params: Promise.resolve(params) });
+              const res = await (als ? als.run(i, call) : call());
               await res.arrayBuffer();
               if (res.status !== c.status) throw new Error(`${c.label}: ${res.status}`);
             }
