@@ -30,7 +30,10 @@ export async function runHandlerCost(argv: string[]): Promise<number> {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--requests") requests = Number(argv[++i]);
     else if (argv[i] === "--rounds") rounds = Number(argv[++i]);
-    else if (argv[i] === "--only") only = argv[++i] ?? null;
+    else if (argv[i] === "--only") {
+      only = argv[++i] ?? "";
+      if (!only) throw new Error("--only needs a route: claim, replay or complete");
+    }
     else if (argv[i] === "--als") als = new AsyncLocalStorage<number>();
     else throw new Error(`unknown argument: ${argv[i]}`);
   }

@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { sha256Hex } from "@/lib/crypto/digest";
+import { downstreamKey } from "@/lib/operations/downstream-key";
 import { call, claim, type Reply } from "../support/http";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
-import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { seedTenant, startTestApp, TEST_SECRET, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
 // One test per row of the claim table in AGENT-API.md ("Claim"), each asserting the answer
@@ -496,5 +497,47 @@ describe("claim: the idempotency scope is (tenant, principal, tool, key)", () =>
     expect(a.body.operationId).not.toBe(b.body.operationId);
     expect((await operation(a.body.operationId)).principal).toBe("acme-agent");
     expect((await operation(b.body.operationId)).principal).toBe("acme-agent-2");
+  });
+});
+
+// A claim that stores nothing hands its candidate id and downstream key to the process's next
+// claim of the tenant (lib/operations/claim-candidate.ts). Whatever answers come in between
+// (replays, 409s, an unknown tool, an approval request), every operation must end up with its own
+// id, and a downstream key derived from exactly that id.
+describe("claim: ids and downstream keys after claims that stored nothing", () => {
+  it("every created operation has a fresh id and the downstream key of that id", async () => {
+    const tool = await createTool({ leaseSeconds: 60 });
+    const gated = await createTool({ approval: "required", approvalTtlSeconds: 3600 });
+    const created: Reply[] = [];
+    const done = await claim(app.baseUrl, acme.agent, newKey(), { tool, args: { n: 0 } });
+    expect(done.status).toBe(201);
+    created.push(done);
+    const doneKey = newKey();
+    const settled = await claim(app.baseUrl, acme.agent, doneKey, { tool, args: { n: 1 } });
+    created.push(settled);
+    expect((await complete(settled.body.operationId, acme.agent, { fencingToken: settled.body.attempt.fencingToken, outcome: "succeeded" })).status).toBe(200);
+    for (let round = 0; round < 3; round++) {
+      // Answers that store nothing: a replay, a 409 on a held lease, an unknown tool.
+      expect((await claim(app.baseUrl, acme.agent, doneKey, { tool, args: { n: 1 } })).status).toBe(200);
+      const heldKey = newKey();
+      const held = await claim(app.baseUrl, acme.agent, heldKey, { tool, args: { round } });
+      expect(held.status).toBe(201);
+      created.push(held);
+      const busy = await claim(app.baseUrl, acme.agent, heldKey, { tool, args: { round } });
+      expect(busy.status).toBe(409);
+      expect(busy.body.operationId).toBe(held.body.operationId);
+      expectProblem(await claim(app.baseUrl, acme.agent, newKey(), { tool: "no.such-tool", args: {} }), 404, "tool-not-found");
+      // Answers that do store one: an approval request, a new claim.
+      const waiting = await claim(app.baseUrl, acme.agent, newKey(), { tool: gated, args: { round } });
+      expect(waiting.status).toBe(202);
+      created.push(waiting);
+    }
+    const ids = created.map((r) => r.body.operationId as string);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(created.map((r) => r.body.downstreamKey)).size).toBe(ids.length);
+    for (const reply of created) {
+      expect((await operation(reply.body.operationId)).downstreamKey).toBe(reply.body.downstreamKey);
+      expect(reply.body.downstreamKey).toBe(downstreamKey({ secret: TEST_SECRET, tenantId: acme.tenantId, operationId: reply.body.operationId }));
+    }
   });
 });

@@ -102,7 +102,10 @@ describe("probing unknown operations", () => {
     expect(c.status).toBe(201);
     // This executor died before reaching the provider: there is nothing to find.
 
-    await waitFor("three probes", async () => (await operation(c.body.operationId)).probeCount === 3, 30_000);
+    // probeCount counts probes when they are booked, before their lookup runs: wait until the
+    // third one is recorded, so its lookup is in the count taken here.
+    const recorded = () => app.db.auditEvent.count({ where: { targetId: c.body.operationId, action: "operation.probed" } });
+    await waitFor("three probes recorded", async () => (await recorded()) === 3, 30_000);
     const lookupsThen = provider.lookups();
     await new Promise((r) => setTimeout(r, 2000));
 

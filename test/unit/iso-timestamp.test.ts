@@ -17,6 +17,8 @@ describe("iso", () => {
       "2026-11-30T03:26:07+00:00",
       "2026-12-31T23:59:59.999999+00:00",
       "2000-02-29T00:00:00.000001+00:00",
+      "0999-01-01T00:00:00.5+00:00",
+      "0001-01-01T00:00:00+00:00",
     ];
     for (const value of printed) expect(iso(value), value).toBe(asDate(value));
   });
@@ -32,7 +34,8 @@ describe("iso", () => {
 
   it("agrees with Date over many random instants", () => {
     for (let i = 0; i < 2000; i++) {
-      const ms = Math.floor(Math.random() * 4_102_444_800_000);
+      // Years 1 to 9999, as PostgreSQL prints them in four digits.
+      const ms = -62_135_596_800_000 + Math.floor(Math.random() * 315_537_897_600_000);
       const micros = String(Math.floor(Math.random() * 1_000_000)).padStart(6, "0").replace(/0+$/, "");
       const value = `${new Date(ms).toISOString().slice(0, 19)}${micros ? `.${micros}` : ""}+00:00`;
       expect(iso(value), value).toBe(asDate(value));
