@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { clickThrough, createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { claimNew, createMix, putStandardTools, TOOLS, type AgentOp, type Mix, type World } from "../support/console-data";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 
@@ -175,8 +175,7 @@ describe("operation trace (viewer)", () => {
     // The search reaches the URL after a short throttle; on a loaded machine that replace could
     // land after the click below and take the page back to the list. Let it settle first.
     await page.waitForURL((url) => url.searchParams.get("q") === target.operationId);
-    await table(page).getByRole("link", { name: target.operationId }).click();
-    await page.waitForURL((url) => url.pathname === `/t/acme/operations/${target.operationId}`);
+    await clickThrough(page, table(page).getByRole("link", { name: target.operationId }), (url) => url.pathname === `/t/acme/operations/${target.operationId}`);
 
     const timeline = page.getByRole("list", { name: "Operation timeline" });
     await timeline.waitFor();

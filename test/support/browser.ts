@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { createUser } from "@/lib/users/create-user";
 import type { Db } from "@/lib/db";
 
@@ -46,4 +46,20 @@ export async function signIn(context: BrowserContext, baseUrl: string, login: Co
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(screenshotDir, { recursive: true });
   await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true });
+}
+
+// Clicks a link and waits for the page it leads to. A click that lands while the list's own
+// server re-render (a debounced search) commits can be swallowed with the row it was on; a
+// person would click again, and so does this, up to three times.
+export async function clickThrough(page: Page, link: Locator, arrived: (url: URL) => boolean): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    await link.click();
+    try {
+      await page.waitForURL(arrived, { timeout: 10_000 });
+      return;
+    } catch (error) {
+      if (arrived(new URL(page.url()))) return;
+      if (attempt === 3) throw error;
+    }
+  }
 }
