@@ -60,6 +60,8 @@ export async function clickThrough(page: Page, link: Locator, arrived: (url: URL
     } catch (error) {
       if (arrived(new URL(page.url()))) return;
       if (attempt === 3) throw error;
+      // Visible in the test output, so a click that keeps being lost is noticed rather than absorbed.
+      console.warn(`clickThrough: no navigation 10 s after click ${attempt} (still at ${page.url()}); clicking again`);
     }
   }
 }
