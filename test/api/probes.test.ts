@@ -6,6 +6,7 @@ import { callProvider, startFakeProvider, type FakeProvider } from "../support/f
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { fastWorkerFlags, startWorkerProcess, type WorkerProcess } from "../support/worker-process";
 import { waitFor } from "../support/wait-for";
+import { endLease } from "../support/wait-for-lease";
 
 // Reconciliation probes: a tool declares a read-only status lookup at its provider; the worker
 // asks it about the tool's unknown operations with bounded backoff. A conclusive "found"
@@ -27,7 +28,9 @@ beforeAll(async () => {
     key: keys.admin,
     body: {
       policy: {
-        leaseSeconds: 1,
+        // Long, and ended by hand (endLease) once each test has done what needs it live: with
+        // 1 s, a slow machine could let the first probe run before the provider call it looks for.
+        leaseSeconds: 60,
         takeover: "never",
         probe: {
           url: `${provider.url}/effects/by-key/{downstreamKey}`,
@@ -77,6 +80,7 @@ describe("probing unknown operations", () => {
     expect(c.status).toBe(201);
     // The executor reached the provider, then died before completing.
     const { effect } = await callProvider(provider, { downstreamKey: c.body.downstreamKey, amount: 100 });
+    await endLease(app.db, c.body.operationId);
 
     const settled = await waitFor("resolved by probe", async () => {
       const op = await operation(c.body.operationId);
@@ -101,6 +105,7 @@ describe("probing unknown operations", () => {
     const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool, args: { amount: 200 } });
     expect(c.status).toBe(201);
     // This executor died before reaching the provider: there is nothing to find.
+    await endLease(app.db, c.body.operationId);
 
     // probeCount counts probes when they are booked, before their lookup runs: wait until the
     // third one is recorded, so its lookup is in the count taken here.

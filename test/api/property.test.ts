@@ -24,7 +24,9 @@ beforeAll(async () => {
   app = await startTestApp();
   tenant = await seedTenant(app.db, "prop");
   for (const name of [tool, otherTool]) {
-    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: tenant.admin, body: {} })).status).toBe(201);
+    // A lease longer than any run of the properties: a key drawn twice must still find the first
+    // claim's lease live (409 operation-in-progress), however slow the machine is.
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: tenant.admin, body: { policy: { leaseSeconds: 3600 } } })).status).toBe(201);
   }
   const limited = await createApiKey({ db: app.db, tenantId: tenant.tenantId, input: { principal: "prop-limited", role: "agent", tools: [otherTool] }, actor: "test" });
   const revoked = await createApiKey({ db: app.db, tenantId: tenant.tenantId, input: { principal: "prop-revoked", role: "agent" }, actor: "test" });

@@ -6,7 +6,7 @@ import { call } from "../support/http";
 import { startFakeProvider, type FakeProvider } from "../support/fake-provider";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { startWorkerProcess, type WorkerProcess } from "../support/worker-process";
-import { waitUntilLeaseExpired } from "../support/wait-for-lease";
+import { endLease } from "../support/wait-for-lease";
 import { waitFor } from "../support/wait-for";
 
 // The crash between the provider's effect and the complete: an executor process is SIGKILLed
@@ -68,7 +68,9 @@ async function provider(dedupe: boolean): Promise<FakeProvider> {
 describe("executor killed after the provider call", () => {
   it("takeover never: the reaper makes the outcome unknown (no agent needed), nobody runs it again, one effect", async () => {
     const fake = await provider(false);
-    const name = await tool("crash.never", { leaseSeconds: 1, takeover: "never" });
+    // A long lease, ended by hand once the executor is dead: the executor needs it live for its
+    // claim, intent, provider call and "sent" report, which 1 s cannot promise on a loaded machine.
+    const name = await tool("crash.never", { leaseSeconds: 60, takeover: "never" });
     const idem = `idem-${randomUUID()}`;
     const config = { tool: name, idem, args: { amount: 4200 }, providerUrl: fake.url, effect: "charge", complete: false };
     const first = runExecutor(config);
@@ -78,6 +80,7 @@ describe("executor killed after the provider call", () => {
     expect(await first.exited).toBeNull();
 
     const operationId = called.operationId as string;
+    await endLease(app.db, operationId);
     await waitFor("unknown", async () => (await app.db.operation.findUniqueOrThrow({ where: { id: operationId } })).state === "unknown");
     const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: operationId, action: "operation.unknown" } });
     expect(audit.actor).toBe("system:lease-reaper");
@@ -94,14 +97,14 @@ describe("executor killed after the provider call", () => {
 
   it("takeover deduplicated: the next attempt reuses the effect's downstream key, the provider dedupes, one effect", async () => {
     const fake = await provider(true);
-    const name = await tool("crash.dedup", { leaseSeconds: 1, takeover: "deduplicated", maxAttempts: 3 });
+    const name = await tool("crash.dedup", { leaseSeconds: 60, takeover: "deduplicated", maxAttempts: 3 });
     const idem = `idem-${randomUUID()}`;
     const config = { tool: name, idem, args: { amount: 990 }, providerUrl: fake.url, effect: "charge", complete: false };
     const first = runExecutor(config);
     const called1 = await line(first, "CALLED");
     first.child.kill("SIGKILL");
     await first.exited;
-    await waitUntilLeaseExpired(app.db, called1.operationId as string);
+    await endLease(app.db, called1.operationId as string);
 
     const second = runExecutor({ ...config, complete: true });
     const called2 = await line(second, "CALLED");

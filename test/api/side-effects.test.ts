@@ -5,7 +5,7 @@ import { getOperationTrace } from "@/lib/console/operation-trace";
 import { call, claim, type Reply } from "../support/http";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, TEST_SECRET, type TenantKeys, type TestApp } from "../support/test-app";
-import { waitUntilLeaseExpired } from "../support/wait-for-lease";
+import { endLease } from "../support/wait-for-lease";
 
 // PUT /api/v1/operations/{id}/side-effects/{name}: intent is recorded before the provider call
 // and returns the effect's own downstream key, the same for every attempt and takeover; the state
@@ -176,9 +176,11 @@ describe("fenced like complete", () => {
   });
 
   it("a new effect needs a live lease: after expiry (no takeover yet) intent is refused, while the existing effect can still be reported", async () => {
-    const op = await claimNew(await createTool({ leaseSeconds: 1, takeover: "never" }));
+    // The report below needs the lease still live, which a 1 s lease cannot promise on a loaded
+    // machine: a long lease, ended by hand after it.
+    const op = await claimNew(await createTool({ leaseSeconds: 60, takeover: "never" }));
     expect((await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "sent" })).status).toBe(200);
-    await waitUntilLeaseExpired(app.db, op.operationId);
+    await endLease(app.db, op.operationId);
 
     const late = await putEffect(op.operationId, "refund", { fencingToken: op.token, provider: "stripe", state: "intended" });
     const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_7" });
@@ -192,11 +194,11 @@ describe("fenced like complete", () => {
 
 describe("takeover", () => {
   it("the attempt that takes over gets the same effect key and sees how far the first got; the first attempt's token is fenced off", async () => {
-    const tool = await createTool({ leaseSeconds: 1, takeover: "deduplicated", maxAttempts: 3 });
+    const tool = await createTool({ leaseSeconds: 60, takeover: "deduplicated", maxAttempts: 3 });
     const first = await claimNew(tool);
     const a = await putEffect(first.operationId, "charge", { fencingToken: first.token, provider: "stripe", state: "intended" });
     await putEffect(first.operationId, "charge", { fencingToken: first.token, provider: "stripe", state: "sent", providerRequestId: "req_a" });
-    await waitUntilLeaseExpired(app.db, first.operationId);
+    await endLease(app.db, first.operationId);
 
     const second = await claim(app.baseUrl, acme.agent, first.idem, { tool, args: { amount: 4200 } });
     expect(second.status, second.text).toBe(201);

@@ -12,3 +12,15 @@ export async function waitUntilLeaseExpired(db: Db, operationId: string, marginM
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+// Ends the operation's current lease now, as if its holder had stalled past it: for tests whose
+// holder must first make a few requests under a live lease, which a 1 s lease cannot promise on
+// a loaded machine. The database clock decides, as it does for real leases.
+export async function endLease(db: Db, operationId: string): Promise<void> {
+  const ended = await db.$executeRaw`
+    UPDATE operation SET lease_expires_at = now() - interval '1 second' WHERE id = ${operationId} AND state = 'processing'`;
+  if (ended !== 1) throw new Error(`operation ${operationId} holds no lease to end`);
+  await db.$executeRaw`
+    UPDATE attempt SET lease_expires_at = now() - interval '1 second'
+    WHERE operation_id = ${operationId} AND ended_at IS NULL AND lease_expires_at > now()`;
+}
