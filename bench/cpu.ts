@@ -6,7 +6,7 @@ import type pg from "pg";
 // checkpointer…), the load generator, and everything else on the machine ("others": another
 // build or test run would show up there and make the figures suspect).
 
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 type Snapshot = { at: number; busy: number; procs: Map<number, { ticks: number; comm: string; ppid: number }> };
 
@@ -23,6 +23,18 @@ function readStat(pid: number): { ticks: number; comm: string; ppid: number } | 
   }
 }
 
+// One process's user + system time so far, in ticks (0 once it has exited).
+export function processTicks(pid: number): number {
+  return readStat(pid)?.ticks ?? 0;
+}
+
+// The machine's counters from /proc/stat, in ticks: user nice system idle iowait irq softirq steal …
+export function machineTicks(): { user: number; nice: number; system: number; steal: number; total: number } {
+  const values = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , , , steal = 0] = values;
+  return { user, nice, system, steal, total: values.reduce((a, b) => a + b, 0) };
+}
+
 function snapshot(): Snapshot {
   const procs = new Map<number, { ticks: number; comm: string; ppid: number }>();
   for (const name of readdirSync("/proc")) {
@@ -30,11 +42,10 @@ function snapshot(): Snapshot {
     const stat = readStat(Number(name));
     if (stat) procs.set(Number(name), stat);
   }
-  // user nice system idle iowait irq softirq steal …: processes' time plus the hypervisor's
-  // steal (another VM on the host is interference too); interrupts are left out, they are
-  // mostly our own loopback traffic and no process is charged for them.
-  const [user = 0, nice = 0, system = 0, , , , , steal = 0] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { at: performance.now(), busy: user + nice + system + steal, procs };
+  // Processes' time plus the hypervisor's steal (another VM on the host is interference too);
+  // interrupts are left out, they are mostly our own loopback traffic and no process is charged for them.
+  const m = machineTicks();
+  return { at: performance.now(), busy: m.user + m.nice + m.system + m.steal, procs };
 }
 
 export type CpuShares = {

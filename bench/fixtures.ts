@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import type pg from "pg";
 import { sha256Hex } from "@/lib/crypto/digest";
 import { newId } from "@/lib/crypto/ids";
@@ -73,6 +74,15 @@ export async function claimBatch(pool: pg.Pool, world: BenchWorld, prefix: strin
   const wrong = rows.find((r) => r.code !== "created");
   if (wrong) throw new Error(`preparing claims under ${prefix}: tollgate_claim answered ${wrong.code}`);
   return rows.map((r) => ({ operationId: r.id, fencingToken: r.token }));
+}
+
+// Completes need operations claimed beforehand, with their fencing tokens: claimed through
+// tollgate_claim in one statement, written to `file` as "operationId fencingToken" lines for
+// bench/lua/complete.lua.
+export async function writeCompletesFile(pool: pg.Pool, world: BenchWorld, prefix: string, n: number, file: string): Promise<string> {
+  const claimed = await claimBatch(pool, world, prefix, n);
+  writeFileSync(file, claimed.map((c) => `${c.operationId} ${c.fencingToken}`).join("\n") + "\n");
+  return file;
 }
 
 // Claims and completes (succeeded, with a stored result) n operations: the replay pool.

@@ -9,13 +9,14 @@
 // `--framework` also measures what Next.js alone costs for a request of each shape: a POST with a
 // claim's headers and body to a static path, and a complete's to a dynamic path, answered without
 // doing anything (bench/framework-ceiling/, copied into the app for one separate build).
-import { cpSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import { cpSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
+import { machineTicks, processTicks, TICKS_PER_SECOND } from "./cpu";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
-import { claimBatch, succeededBatch } from "./fixtures";
+import { succeededBatch, writeCompletesFile } from "./fixtures";
 import { startServer, type BenchServer } from "./server";
 import { median } from "./stats";
 import { ensureWrk, runWrk, wrkThreads } from "./wrk";
@@ -30,19 +31,6 @@ const EXPECTED: Record<Route, string> = { live: "200", claim: "201", complete: "
 function assertStatuses(route: Route, statuses: Record<string, number>): void {
   const wrong = Object.entries(statuses).filter(([status]) => status !== EXPECTED[route]);
   if (wrong.length > 0) throw new Error(`${route}: expected only ${EXPECTED[route]}, got ${JSON.stringify(statuses)}`);
-}
-const TICKS_PER_SECOND = 100;
-
-function processTicks(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-}
-
-// Share of the machine's time the hypervisor stole (another VM running on our cores).
-function stealTicks(): { steal: number; total: number } {
-  const values = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return { steal: values[7] ?? 0, total: values.reduce((a, b) => a + b, 0) };
 }
 
 export async function runPairedRatios(argv: string[]): Promise<number> {
@@ -75,12 +63,7 @@ export async function runPairedRatios(argv: string[]): Promise<number> {
     server = started;
     const key = world.agent.secret;
     const threads = String(wrkThreads(CONNECTIONS));
-    const completes = async (tag: string, n: number) => {
-      const file = path.join(scratch, `${tag}.txt`);
-      const claimed = await claimBatch(pool, world, `${tag}-`, n);
-      writeFileSync(file, claimed.map((c) => `${c.operationId} ${c.fencingToken}`).join("\n") + "\n");
-      return file;
-    };
+    const completes = (tag: string, n: number) => writeCompletesFile(pool, world, `${tag}-`, n, path.join(scratch, `${tag}.txt`));
     const script = async (route: Route, tag: string, runSeconds: number) => {
       switch (route) {
         case "live":
@@ -107,10 +90,10 @@ export async function runPairedRatios(argv: string[]): Promise<number> {
     const measure = async (route: Route, tag: string): Promise<Sample> => {
       const s = await script(route, tag, seconds);
       const ticks0 = processTicks(started.pid);
-      const steal0 = stealTicks();
+      const steal0 = machineTicks();
       const run = await runWrk({ url: started.baseUrl, ...s, connections: CONNECTIONS, seconds });
       const ticks = processTicks(started.pid) - ticks0;
-      const steal1 = stealTicks();
+      const steal1 = machineTicks();
       assertStatuses(route, run.statuses);
       const sample = {
         route,

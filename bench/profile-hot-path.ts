@@ -1,7 +1,7 @@
 // `npm run bench -- profile [replay|complete]`: where a request's CPU goes. Starts `next start` under
 // --cpu-prof, drives GET /api/live and then new claims (replays, completes) with wrk at concurrency 16, and prints the self time
 // of each package/file group per request, so claim-specific cost stands out against liveness.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -9,7 +9,7 @@ import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
 import { startServer } from "./server";
 import { ensureWrk, runWrk, wrkThreads } from "./wrk";
-import { claimBatch, succeededBatch } from "./fixtures";
+import { succeededBatch, writeCompletesFile } from "./fixtures";
 import pg from "pg";
 
 type Node = { id: number; callFrame: { functionName: string; url: string }; children?: number[] };
@@ -76,8 +76,7 @@ export async function runProfile(argv: string[] = []): Promise<number> {
     const warmCompletes = path.join(scratch, "completes-warm.txt");
     if (kind === "complete") {
       for (const [file, n] of [[warmCompletes, 10_000], [completes, 25_000]] as const) {
-        const claimed = await claimBatch(pool, world, `${path.basename(file, ".txt")}-`, n);
-        writeFileSync(file, claimed.map((c) => `${c.operationId} ${c.fencingToken}`).join("\n") + "\n");
+        await writeCompletesFile(pool, world, `${path.basename(file, ".txt")}-`, n, file);
       }
     }
     await pool.end();

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
 import { CpuSampler, type CpuShares } from "./cpu";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld, type BenchWorld } from "./database";
-import { claimBatch, succeededBatch } from "./fixtures";
+import { claimBatch, succeededBatch, writeCompletesFile } from "./fixtures";
 import { runFloor, type FloorJob, type FloorScenario } from "./pg-floor";
 import { countOperations, seedOperations } from "./seed-operations";
 import { serverCounters, startServer, type BenchServer } from "./server";
@@ -365,13 +365,8 @@ async function measureFloor(ctx: Ctx, scenario: Scenario, concurrency: number, t
   };
 }
 
-// Completes need operations claimed beforehand, with their fencing tokens: claimed through
-// tollgate_claim in one statement, written as "operationId fencingToken" lines for the Lua script.
-async function completesFile(ctx: Ctx, name: string, n: number): Promise<string> {
-  const claimed = await claimBatch(ctx.pool, ctx.world, `${name}-`, n);
-  const file = path.join(ctx.scratch, `${name}.txt`);
-  writeFileSync(file, claimed.map((c) => `${c.operationId} ${c.fencingToken}`).join("\n") + "\n");
-  return file;
+function completesFile(ctx: Ctx, name: string, n: number): Promise<string> {
+  return writeCompletesFile(ctx.pool, ctx.world, `${name}-`, n, path.join(ctx.scratch, `${name}.txt`));
 }
 
 // Enough prepared operations for the run: no route is faster than liveness (measured first at
