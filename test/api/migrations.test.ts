@@ -91,6 +91,31 @@ describe("migrations", () => {
     }
   });
 
+  // A LANGUAGE sql function that PostgreSQL cannot inline (its body writes, or reads FROM a
+  // table) is parsed and planned again in every transaction that calls it; plpgsql keeps its
+  // plans per connection. The hot path's helpers are one or the other for that reason
+  // (migration 20261130060000), and a new helper must not quietly cost a parse per request.
+  it("every LANGUAGE sql function is a single SELECT of expressions, which PostgreSQL inlines", async () => {
+    const url = await emptyDatabase();
+    await migrate({ databaseUrl: url, migrationsDir });
+
+    const sqlFunctions = await query<{ proname: string; prosrc: string }>(
+      url,
+      `SELECT p.proname, p.prosrc FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+       WHERE l.lanname = 'sql' AND p.pronamespace = 'public'::regnamespace AND p.proname LIKE 'tollgate%' ORDER BY p.proname`,
+    );
+
+    expect(sqlFunctions.map((f) => f.proname)).toContain("tollgate_op_view");
+    const notInlinable = sqlFunctions.filter((f) => !/^\s*SELECT\b/i.test(f.prosrc) || /\b(FROM|INSERT|UPDATE|DELETE)\s/i.test(f.prosrc.replace(/extract\(\s*\w+\s+FROM/gi, "")));
+    expect(notInlinable.map((f) => f.proname)).toEqual([]);
+    const helpers = await query<{ proname: string; lanname: string }>(
+      url,
+      `SELECT p.proname, l.lanname FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+       WHERE p.proname IN ('tollgate_audit', 'tollgate_count_conflict', 'tollgate_event_subscribers', 'tollgate_webhook_event_audit') ORDER BY p.proname`,
+    );
+    expect(helpers).toEqual(["tollgate_audit", "tollgate_count_conflict", "tollgate_event_subscribers", "tollgate_webhook_event_audit"].map((proname) => ({ proname, lanname: "plpgsql" })));
+  });
+
   it("a second migrate() applies nothing and writes no rows", async () => {
     const url = await emptyDatabase();
     await migrate({ databaseUrl: url, migrationsDir });
