@@ -1,3 +1,5 @@
+import { answerHeaders } from "@/lib/http/respond";
+
 // RFC 9457 problem details. Clients branch on `code`; this table is the one place
 // that maps each code to its HTTP status and title.
 export const problemCodes = {
@@ -79,8 +81,6 @@ export function problemBody(code: ProblemCode, detail: string, extras: Record<st
 }
 
 export function problemResponse(error: ProblemError, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(error.body()), {
-    status: error.status,
-    headers: { "content-type": "application/problem+json", ...error.headers, ...headers },
-  });
+  const text = JSON.stringify(error.body());
+  return new Response(text, { status: error.status, headers: answerHeaders(text, "application/problem+json", { ...error.headers, ...headers }) });
 }

@@ -23,6 +23,24 @@ describe("health and liveness", () => {
     expect(res.status).toBe(200);
   });
 
+  // fetch sends Accept-Encoding: gzip, as agents' HTTP clients do. Next.js would gzip every
+  // answer; a few hundred bytes go out as they are (lib/http/respond.ts), large ones compressed.
+  it("sends small JSON answers uncompressed (no-transform) and compresses large ones, to a client that accepts gzip", async () => {
+    const live = await fetch(`${app.baseUrl}/api/live`, { headers: { "accept-encoding": "gzip" } });
+    expect(await live.text()).toBe('{"ok":true}');
+    expect(live.headers.get("content-encoding")).toBeNull();
+    expect(live.headers.get("cache-control")).toBe("no-transform");
+
+    const problem = await fetch(`${app.baseUrl}/api/v1/nope`, { headers: { "accept-encoding": "gzip" } });
+    expect(problem.status).toBe(404);
+    expect(problem.headers.get("content-encoding")).toBeNull();
+    expect(problem.headers.get("cache-control")).toBe("no-transform");
+
+    const large = await fetch(`${app.baseUrl}/api/v1/openapi.json`, { headers: { "accept-encoding": "gzip" } });
+    expect(large.headers.get("content-encoding")).toBe("gzip");
+    expect((await large.json()).openapi).toMatch(/^3\.1/);
+  });
+
   it("answers unknown API paths with a problem+json 404", async () => {
     const res = await call(app.baseUrl, "GET", "/api/v1/nope");
     expect(res.status).toBe(404);
