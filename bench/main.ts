@@ -9,6 +9,7 @@ import { runWebhooksBench } from "./webhooks-bench";
 import { runProfile } from "./profile-hot-path";
 import { runPairedRatios } from "./paired-ratios";
 import { runHandlerCost } from "./handler-cost";
+import { runFloorAb } from "./floor-ab";
 
 const USAGE = `usage: npm run bench -- [protocol] [--quick] [--seconds N] [--warmup N] [--sizes 0,100k,1m] [--attempts N] [--save-baseline] [--keep-db]
   protocol         claims, completes, replays and 409s over HTTP and straight to PostgreSQL (default)
@@ -16,6 +17,7 @@ const USAGE = `usage: npm run bench -- [protocol] [--quick] [--seconds N] [--war
   webhooks         verified webhook ingests beside the liveness route (flags: npm run bench -- webhooks --help)
   paired           the c=16 ratios only, each route paired with liveness runs on either side [--rounds N] [--seconds S] [--node FLAGS]
   handler          Tollgate's own CPU per hot-path request, route handlers called in-process [--requests N] [--rounds N]
+  floor-ab --sql F PostgreSQL's CPU per hot-path statement before and after applying a SQL file [--seed N] [--seconds S] [--rounds R]
   profile [replay|complete] where the server's CPU goes per request, against liveness (node --cpu-prof)
   --quick          2 s per measurement, sizes 0 and 100k (a smoke run; not comparable with the baseline)
   --seconds N      measured seconds per run (default 5)
@@ -147,6 +149,7 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === "profile") return runProfile(argv.slice(1));
   if (argv[0] === "paired") return runPairedRatios(argv.slice(1));
   if (argv[0] === "handler") return runHandlerCost(argv.slice(1));
+  if (argv[0] === "floor-ab") return runFloorAb(argv.slice(1));
   const parsed = parseArgs(argv);
   switch (parsed.command) {
     case "protocol":
