@@ -133,6 +133,8 @@ describe("the webhook inbox (operator)", () => {
     await expect.poll(() => card(page, strayEvent).count(), { timeout: 15_000 }).toBe(0);
     expect(await app.db.webhookEvent.findUniqueOrThrow({ where: { id: strayEvent } })).toMatchObject({ status: "ignored", decidedBy: `user:${operator.email}` });
     await page.getByText("Nothing in the inbox").waitFor();
+    // The refresh that emptied the inbox has landed; the notice of what was done is still there.
+    expect(await page.locator(".notice[role=status]").filter({ hasText: `Ignored ${strayEvent}` }).isVisible()).toBe(true);
     await screenshot(page, "inbox-empty");
     await context.close();
   });

@@ -277,3 +277,28 @@ describe("reconcile queue (viewer)", () => {
     await context.close();
   });
 });
+
+// Last, because it empties the queue the tests above read.
+describe("reconcile queue (operator, emptying it)", () => {
+  it("resolving every row left shows the summary above 'Nothing to reconcile': the empty state does not replace it", async () => {
+    const context = await newContext();
+    const page = await openQueue(context, operator);
+    const queue = await queueInDb();
+    expect(queue.length).toBeGreaterThan(0);
+
+    await page.getByRole("checkbox", { name: "Select all rows on this page" }).check();
+    await page.getByRole("button", { name: "Resolve selected…" }).click();
+    const dialog = page.getByRole("dialog", { name: `Resolve ${queue.length} operations` });
+    await dialog.waitFor();
+    await dialog.getByRole("radio", { name: /^Failed/ }).check();
+    await dialog.getByLabel("Reason (required)").fill("Provider shows none of these charges.");
+    await dialog.getByRole("button", { name: `Resolve ${queue.length}` }).click();
+
+    await page.getByText("Nothing to reconcile").waitFor({ timeout: 15_000 });
+    // The refresh that brought the empty state has landed; the summary is still there.
+    expect(await notice(page).filter({ hasText: `${queue.length} resolved.` }).isVisible()).toBe(true);
+    expect(await queueInDb()).toEqual([]);
+    await screenshot(page, "reconcile-emptied");
+    await context.close();
+  });
+});

@@ -25,6 +25,7 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
   ]);
   const canMatch = can(user.role, "match-webhooks");
   const base = `/t/${tenant.slug}/inbox`;
+  const empty = page.events.length === 0 && !cursor;
   return (
     <>
       <PageHeader
@@ -35,23 +36,30 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
             : "Verified webhook events Tollgate could not act on by itself wait here."
         }
       />
-      {page.events.length === 0 && !cursor ? (
-        <EmptyState title="Nothing in the inbox">
-          An event lands here when its correlation value names no operation of this tenant, when its type maps to no outcome in the connection, or when
-          it contradicts an outcome already recorded. Match it to an operation (which settles an unknown one), or ignore it with a reason.
-        </EmptyState>
-      ) : (
-        <>
-          {canMatch ? null : <p className="muted small">Your role ({user.role}) can read the inbox; matching and ignoring need an operator or an admin.</p>}
-          <InboxList events={page.events} tenant={tenant.slug} canMatch={canMatch} actor={`user:${user.email}`} now={page.now} />
-          <nav className="pager" aria-label="Inbox pages">
-            <span>{cursor ? `Events received before ${cursor.receivedAt.replace("T", " ").slice(0, 19)} UTC` : `The newest ${page.events.length} of ${total}`}</span>
-            <span className="row">
-              {cursor ? <Link href={base}>Newest</Link> : null}
-              {page.next ? <Link href={`${base}?before=${encodeURIComponent(`${page.next.receivedAt}~${page.next.id}`)}`}>Older →</Link> : null}
-            </span>
-          </nav>
-        </>
+      {canMatch || empty ? null : <p className="muted small">Your role ({user.role}) can read the inbox; matching and ignoring need an operator or an admin.</p>}
+      <InboxList
+        events={page.events}
+        tenant={tenant.slug}
+        canMatch={canMatch}
+        actor={`user:${user.email}`}
+        now={page.now}
+        empty={
+          empty ? (
+            <EmptyState title="Nothing in the inbox">
+              An event lands here when its correlation value names no operation of this tenant, when its type maps to no outcome in the connection, or
+              when it contradicts an outcome already recorded. Match it to an operation (which settles an unknown one), or ignore it with a reason.
+            </EmptyState>
+          ) : null
+        }
+      />
+      {empty ? null : (
+        <nav className="pager" aria-label="Inbox pages">
+          <span>{cursor ? `Events received before ${cursor.receivedAt.replace("T", " ").slice(0, 19)} UTC` : `The newest ${page.events.length} of ${total}`}</span>
+          <span className="row">
+            {cursor ? <Link href={base}>Newest</Link> : null}
+            {page.next ? <Link href={`${base}?before=${encodeURIComponent(`${page.next.receivedAt}~${page.next.id}`)}`}>Older →</Link> : null}
+          </span>
+        </nav>
       )}
     </>
   );

@@ -25,6 +25,7 @@ export default async function ReconcilePage({ params, searchParams }: { params: 
   ]);
   const base = `/t/${tenant.slug}/reconcile`;
   const canResolve = can(user.role, "resolve");
+  const empty = page.rows.length === 0 && !cursor;
   return (
     <>
       <PageHeader
@@ -35,31 +36,37 @@ export default async function ReconcilePage({ params, searchParams }: { params: 
             : "Operations whose outcome nobody knows wait here for a person."
         }
       />
-      {page.rows.length === 0 && !cursor ? (
-        <EmptyState title="Nothing to reconcile">
-          An operation lands here when an agent reports an <strong>unknown</strong> outcome, or when its lease expires without a report and its
-          tool may not be taken over. Check the provider, then resolve it as succeeded, failed, or retry allowed.
-        </EmptyState>
-      ) : (
-        <>
-          {canResolve ? null : (
-            <p className="muted small">Your role ({user.role}) can read this queue; resolving needs an operator or an admin.</p>
-          )}
-          <ReconcileTable rows={page.rows} tenant={tenant.slug} canResolve={canResolve} actor={`user:${user.email}`} now={page.now} />
-          <nav className="pager" aria-label="Queue pages">
-            <span>
-              {page.rows.length === 0
-                ? "No newer operations wait."
-                : cursor
-                  ? `${count(page.rows.length)} more, created after ${cursor.createdAt.replace("T", " ").slice(0, 19)} UTC (${count(total)} in all)`
-                  : `The oldest ${count(page.rows.length)} of ${count(total)}`}
-            </span>
-            <span className="row">
-              {cursor ? <Link href={base}>First page</Link> : null}
-              {page.next ? <Link href={`${base}?after=${encodeURIComponent(encodeCursor(page.next))}`}>Next page (newer) →</Link> : null}
-            </span>
-          </nav>
-        </>
+      {canResolve || empty ? null : <p className="muted small">Your role ({user.role}) can read this queue; resolving needs an operator or an admin.</p>}
+      {/* Mounted even when the queue is empty, so the summary of the resolve that emptied it stays on screen. */}
+      <ReconcileTable
+        rows={page.rows}
+        tenant={tenant.slug}
+        canResolve={canResolve}
+        actor={`user:${user.email}`}
+        now={page.now}
+        empty={
+          empty ? (
+            <EmptyState title="Nothing to reconcile">
+              An operation lands here when an agent reports an <strong>unknown</strong> outcome, or when its lease expires without a report and its
+              tool may not be taken over. Check the provider, then resolve it as succeeded, failed, or retry allowed.
+            </EmptyState>
+          ) : null
+        }
+      />
+      {empty ? null : (
+        <nav className="pager" aria-label="Queue pages">
+          <span>
+            {page.rows.length === 0
+              ? "No newer operations wait."
+              : cursor
+                ? `${count(page.rows.length)} more, created after ${cursor.createdAt.replace("T", " ").slice(0, 19)} UTC (${count(total)} in all)`
+                : `The oldest ${count(page.rows.length)} of ${count(total)}`}
+          </span>
+          <span className="row">
+            {cursor ? <Link href={base}>First page</Link> : null}
+            {page.next ? <Link href={`${base}?after=${encodeURIComponent(encodeCursor(page.next))}`}>Next page (newer) →</Link> : null}
+          </span>
+        </nav>
       )}
     </>
   );

@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import type { InboxEvent } from "@/lib/console/webhook-inbox";
 import { JsonView } from "@/components/ui/json-view";
@@ -19,8 +19,24 @@ const statusText: Record<InboxEvent["status"], { label: string; className: strin
 export type Done = { kind: "matched"; eventId: string; operationId: string; state: string } | { kind: "ignored"; eventId: string };
 
 // The inbox's events, each with its candidate operations. Matching or ignoring opens a dialog;
-// the server decides (compare-and-set), and the page refreshes to what is stored.
-export function InboxList({ events, tenant, canMatch, actor, now }: { events: InboxEvent[]; tenant: string; canMatch: boolean; actor: string; now: number }) {
+// the server decides (compare-and-set), and the page refreshes to what is stored. `empty` (the
+// page's empty state) shows when no event is left; the list stays mounted, so the notice of the
+// match or ignore that emptied the inbox is not lost with it.
+export function InboxList({
+  events,
+  tenant,
+  canMatch,
+  actor,
+  now,
+  empty,
+}: {
+  events: InboxEvent[];
+  tenant: string;
+  canMatch: boolean;
+  actor: string;
+  now: number;
+  empty?: ReactNode;
+}) {
   const router = useRouter();
   const [matching, setMatching] = useState<MatchTarget | null>(null);
   const [ignoring, setIgnoring] = useState<InboxEvent | null>(null);
@@ -34,6 +50,7 @@ export function InboxList({ events, tenant, canMatch, actor, now }: { events: In
   return (
     <div className="stack">
       {done ? <DoneNotice done={done} tenant={tenant} onDismiss={() => setDone(null)} /> : null}
+      {events.length === 0 ? empty : null}
       {events.map((e) => (
         <article key={e.id} className="panel stack inbox-event" aria-label={`Webhook event ${e.id}`}>
           <div className="row" style={{ justifyContent: "space-between", flexWrap: "wrap" }}>

@@ -1,7 +1,7 @@
 "use client";
 
 import Link from "next/link";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import type { ReconcileRow } from "@/lib/console/reconcile-queue";
 import { ResolveDialog, type ResolveOutcome } from "@/components/resolve-dialog/resolve-dialog";
@@ -11,7 +11,23 @@ import { ResolveSummary } from "./resolve-summary";
 
 // The queue as a plain table: select rows (or all) and resolve them with one outcome and one
 // reason, or resolve a single row. Viewers get the same table without checkboxes or buttons.
-export function ReconcileTable({ rows, tenant, canResolve, actor, now }: { rows: ReconcileRow[]; tenant: string; canResolve: boolean; actor: string; now: number }) {
+// `empty` (the page's empty state) replaces the table when the queue is empty; the component
+// stays mounted, so the summary of the resolve that emptied the queue is not lost with it.
+export function ReconcileTable({
+  rows,
+  tenant,
+  canResolve,
+  actor,
+  now,
+  empty,
+}: {
+  rows: ReconcileRow[];
+  tenant: string;
+  canResolve: boolean;
+  actor: string;
+  now: number;
+  empty?: ReactNode;
+}) {
   const router = useRouter();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [dialogIds, setDialogIds] = useState<string[] | null>(null);
@@ -33,9 +49,18 @@ export function ReconcileTable({ rows, tenant, canResolve, actor, now }: { rows:
       return next;
     });
 
+  const summary = outcome ? <ResolveSummary outcome={outcome} tenant={tenant} onDismiss={() => setOutcome(null)} /> : null;
+  if (empty) {
+    return (
+      <div className="stack">
+        {summary}
+        {empty}
+      </div>
+    );
+  }
   return (
     <div className="stack">
-      {outcome ? <ResolveSummary outcome={outcome} tenant={tenant} onDismiss={() => setOutcome(null)} /> : null}
+      {summary}
       {canResolve ? (
         <div className="toolbar bulk-bar" role="toolbar" aria-label="Bulk actions">
           <span className="muted" aria-live="polite">
