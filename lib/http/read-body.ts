@@ -45,6 +45,9 @@ export async function readStreamUpTo(stream: ReadableStream<Uint8Array>, maxByte
   return { bytes: Buffer.concat(chunks), overflowed: false };
 }
 
+// The refused body is left unread on the connection, so the connection cannot carry another
+// request: `Connection: close` tells the client so, instead of letting it reuse a socket the
+// server is about to drop (seen in CI: the next request on it failed with ECONNRESET).
 function tooLarge(maxBytes: number): ProblemError {
-  return new ProblemError("payload-too-large", `The body exceeds ${maxBytes} bytes.`, { extras: { maxBytes } });
+  return new ProblemError("payload-too-large", `The body exceeds ${maxBytes} bytes.`, { extras: { maxBytes }, headers: { connection: "close" } });
 }

@@ -74,6 +74,8 @@ function expectProblem(res: Reply, expected: BadRequest["expected"]): void {
     expect(res.body.errors[0].path).toBe(expected.errorPath);
   }
   if (expected.errorMessage) expect(res.body.errors[0].message).toMatch(expected.errorMessage);
+  // A refused body stays unread on the connection: the client must not send another request on it.
+  if (expected.status === 413) expect(res.headers.get("connection")).toBe("close");
 }
 
 const toolPut = (name: string, body: unknown): Pick<BadRequest, "method" | "path" | "key" | "body"> => ({
@@ -197,6 +199,7 @@ describe("bad inputs are refused with the documented problem and store nothing",
     } as RequestInit & { duplex: "half" });
 
     expect(res.status).toBe(413);
+    expect(res.headers.get("connection")).toBe("close");
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     expect(((await res.json()) as { code: string }).code).toBe("payload-too-large");
     expect(await storedCounts()).toEqual(before);
