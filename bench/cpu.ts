@@ -100,3 +100,22 @@ export class CpuSampler {
     return { server, postgres, client, others: Math.max(0, busy - server - postgres - client) };
   }
 }
+
+// Another process using more than this many cores during a measured run makes it "disturbed".
+export const BUSY_CORES = 0.25;
+
+// A run during which something else on the machine used more than BUSY_CORES is measured again
+// (up to `attempts` runs in all); the least disturbed one is kept, and still flagged if busy.
+export async function leastDisturbed<T extends { cpu: CpuShares }>(
+  attempts: number,
+  measure: (attempt: number) => Promise<T>,
+  onRetry: (others: number) => void,
+): Promise<T> {
+  let kept = await measure(0);
+  for (let attempt = 1; attempt < attempts && kept.cpu.others > BUSY_CORES; attempt++) {
+    onRetry(kept.cpu.others);
+    const again = await measure(attempt);
+    if (again.cpu.others < kept.cpu.others) kept = again;
+  }
+  return kept;
+}

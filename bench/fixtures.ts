@@ -98,3 +98,17 @@ export async function succeededBatch(pool: pg.Pool, world: BenchWorld, prefix: s
   const wrong = rows.find((r) => r.code !== "completed");
   if (wrong) throw new Error(`preparing the replay pool: tollgate_complete answered ${wrong.code}`);
 }
+
+// The key pools replays and 409s cycle over: succeeded operations, and ones whose lease is live
+// (the bench tool's lease is 3600 s).
+export const POOL_SIZE = 1000;
+
+export async function prepareKeyPools(pool: pg.Pool, world: BenchWorld): Promise<void> {
+  await succeededBatch(pool, world, "replay-", POOL_SIZE);
+  await claimBatch(pool, world, "conflict-", POOL_SIZE);
+}
+
+// The pg floor's key prefix: a pool's for replays and 409s, `fresh` for new claims.
+export function floorKeyPrefix(scenario: string, fresh: string): string {
+  return scenario === "replay" ? "replay-" : scenario === "conflict" ? "conflict-" : fresh;
+}

@@ -13,19 +13,21 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld, type BenchWorld } from "./database";
-import { claimBatch, succeededBatch, writeCompletesFile } from "./fixtures";
+import { floorKeyPrefix, POOL_SIZE, prepareKeyPools, writeCompletesFile } from "./fixtures";
 import { runFloor, type FloorScenario } from "./pg-floor";
+import { SCENARIOS } from "./protocol-bench";
 import { seedOperations } from "./seed-operations";
 import { median } from "./stats";
 
-const EXPECT: Record<FloorScenario, string> = { "claim-new": "created", complete: "completed", replay: "replay", conflict: "operation-in-progress" };
-const POOL = 1000;
+const FLOOR_SCENARIOS: FloorScenario[] = ["claim-new", "complete", "replay", "conflict"];
 const CONCURRENCY = 16;
+// What tollgate_claim / tollgate_complete answer in each scenario (the protocol bench's table).
+const expectCode = (scenario: FloorScenario) => SCENARIOS.find((s) => s.id === scenario)?.floorCode ?? "";
 
 type Options = { sql: string; seed: number; seconds: number; rounds: number; scenarios: FloorScenario[] };
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { sql: "", seed: 100_000, seconds: 4, rounds: 2, scenarios: ["claim-new", "complete", "replay", "conflict"] };
+  const o: Options = { sql: "", seed: 100_000, seconds: 4, rounds: 2, scenarios: FLOOR_SCENARIOS };
   for (let i = 0; i < argv.length; i++) {
     const value = () => argv[++i] ?? "";
     switch (argv[i]) {
@@ -33,7 +35,11 @@ function parseArgs(argv: string[]): Options {
       case "--seed": o.seed = Number(value()); break;
       case "--seconds": o.seconds = Number(value()); break;
       case "--rounds": o.rounds = Number(value()); break;
-      case "--scenarios": o.scenarios = value().split(",").filter((s): s is FloorScenario => s in EXPECT); break;
+      case "--scenarios": {
+        const wanted = value().split(",");
+        o.scenarios = FLOOR_SCENARIOS.filter((s) => wanted.includes(s));
+        break;
+      }
       default: throw new Error(`unknown argument: ${argv[i]}`);
     }
   }
@@ -55,8 +61,7 @@ export async function runFloorAb(argv: string[]): Promise<number> {
   try {
     const world = await prepareWorld(databaseUrl);
     await seedOperations({ pool, world, count: o.seed, tag: "ab" });
-    await succeededBatch(pool, world, "replay-", POOL);
-    await claimBatch(pool, world, "conflict-", POOL);
+    await prepareKeyPools(pool, world);
     const figures: Record<string, Figure[]> = {};
     for (const side of ["before", "after"] as const) {
       if (side === "after") await pool.query(sql);
@@ -94,14 +99,14 @@ async function measure(pool: pg.Pool, world: BenchWorld, dbName: string, scenari
     concurrency: CONCURRENCY,
     seconds,
     warmupSeconds: 0.5,
-    keyPrefix: scenario === "replay" ? "replay-" : scenario === "conflict" ? "conflict-" : `ab-new-${tag}-`,
-    poolSize: POOL,
+    keyPrefix: floorKeyPrefix(scenario, `ab-new-${tag}-`),
+    poolSize: POOL_SIZE,
     completesFile,
-    expectCode: EXPECT[scenario],
+    expectCode: expectCode(scenario),
     cpu: { serverPid: process.pid, databaseName: dbName },
   });
-  const wrong = Object.keys(r.codes).filter((c) => c !== EXPECT[scenario]);
-  if (wrong.length > 0 || r.errors > 0) throw new Error(`${scenario}: expected only ${EXPECT[scenario]}, got ${JSON.stringify(r.codes)} and ${r.errors} errors`);
+  const wrong = Object.keys(r.codes).filter((c) => c !== expectCode(scenario));
+  if (wrong.length > 0 || r.errors > 0) throw new Error(`${scenario}: expected only ${expectCode(scenario)}, got ${JSON.stringify(r.codes)} and ${r.errors} errors`);
   if (r.exhausted) throw new Error(`${scenario}: ran out of prepared operations; use fewer --seconds`);
   return { rps: r.rps, pgMsPerStatement: (r.cpu.postgres * 1000) / r.rps };
 }

@@ -4,9 +4,9 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
-import { CpuSampler, type CpuShares } from "./cpu";
+import { BUSY_CORES, CpuSampler, leastDisturbed, type CpuShares } from "./cpu";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld, type BenchWorld } from "./database";
-import { claimBatch, succeededBatch, writeCompletesFile } from "./fixtures";
+import { floorKeyPrefix, POOL_SIZE, prepareKeyPools, writeCompletesFile } from "./fixtures";
 import { runFloor, type FloorJob, type FloorScenario } from "./pg-floor";
 import { countOperations, seedOperations } from "./seed-operations";
 import { serverCounters, startServer, type BenchServer } from "./server";
@@ -74,9 +74,7 @@ export type ProtocolRun = {
 
 export type Round = { size: number; rowsAtStart: number; operationMb: number; attemptMb: number; serverRssMb: number; serverHeapMb: number };
 
-const POOL_SIZE = 1000;
-// Cores other processes may use during a measurement before it counts as disturbed.
-export const BUSY_CORES = 0.25;
+export { BUSY_CORES };
 
 export async function runProtocolBench(options: ProtocolOptions, log: (msg: string) => void): Promise<ProtocolRun> {
   const startedAt = new Date();
@@ -117,9 +115,7 @@ export async function runProtocolBench(options: ProtocolOptions, log: (msg: stri
       )
     ).rows[0];
 
-    // The pools replays and 409s cycle over: succeeded operations, and ones whose 3600 s lease is live.
-    await succeededBatch(pool, world, "replay-", POOL_SIZE);
-    await claimBatch(pool, world, "conflict-", POOL_SIZE);
+    await prepareKeyPools(pool, world);
 
     const secret = `bench-${randomBytes(24).toString("hex")}`;
     const server = await startServer({ databaseUrl, distDir, secret });
@@ -227,17 +223,8 @@ async function measureSize(ctx: Ctx, round: Round): Promise<Measurement[]> {
   const out: Measurement[] = [];
   for (const { id: scenario } of SCENARIOS) {
     for (const concurrency of ctx.options.concurrencies) {
-      // A run during which something else on the machine used more than BUSY_CORES is measured
-      // again (up to --attempts times); the least disturbed one is kept, and still flagged if busy.
-      const best = async <T extends { cpu: CpuShares }>(measure: (attempt: number) => Promise<T>, what: string): Promise<T> => {
-        let kept = await measure(0);
-        for (let attempt = 1; attempt < ctx.options.attempts && kept.cpu.others > BUSY_CORES; attempt++) {
-          ctx.log(`  ${what}: other processes used ${kept.cpu.others.toFixed(2)} cores; measuring again`);
-          const again = await measure(attempt);
-          if (again.cpu.others < kept.cpu.others) kept = again;
-        }
-        return kept;
-      };
+      const best = <T extends { cpu: CpuShares }>(measure: (attempt: number) => Promise<T>, what: string): Promise<T> =>
+        leastDisturbed(ctx.options.attempts, measure, (others) => ctx.log(`  ${what}: other processes used ${others.toFixed(2)} cores; measuring again`));
       const tag = (attempt: number) => `${ctx.runId}-s${size}-c${concurrency}-a${attempt}`;
       const what = `${scenario} c=${concurrency}`;
       const http = await best(async (a) => {
@@ -336,7 +323,7 @@ async function measureFloor(ctx: Ctx, scenario: Scenario, concurrency: number, t
     concurrency,
     seconds: options.seconds,
     warmupSeconds: options.warmupSeconds,
-    keyPrefix: scenario === "replay" ? "replay-" : scenario === "conflict" ? "conflict-" : `floor-${tag}-`,
+    keyPrefix: floorKeyPrefix(scenario, `floor-${tag}-`),
     poolSize: POOL_SIZE,
     expectCode: SCENARIOS.find((s) => s.id === scenario)?.floorCode ?? "",
     cpu: { serverPid: ctx.server.pid, databaseName: ctx.dbName },

@@ -19,10 +19,10 @@ import { createDb } from "@/lib/db";
 import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
 import { putWebhookConnection } from "@/lib/webhooks/put-webhook-connection";
 import { webhookConnectionRequestSchema } from "@/lib/webhooks/webhook-schemas";
-import { CpuSampler, type CpuShares } from "./cpu";
+import { BUSY_CORES, CpuSampler, leastDisturbed, type CpuShares } from "./cpu";
 import { createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld, type BenchWorld } from "./database";
 import { claimBatch } from "./fixtures";
-import { resultsDir, BUSY_CORES } from "./protocol-bench";
+import { resultsDir } from "./protocol-bench";
 import { serverCounters, startServer, type BenchServer } from "./server";
 import { median } from "./stats";
 import { ensureWrk, runWrk, wrkThreads } from "./wrk";
@@ -293,15 +293,12 @@ async function warmUp(ctx: Ctx): Promise<void> {
   }
 }
 
-// A run during which other processes used more than BUSY_CORES is measured again (up to
-// --attempts in all) and the least disturbed one kept.
 async function measureLeastDisturbed(ctx: Ctx, id: Scenario, c: number, round: number): Promise<Measurement> {
-  let kept = await measure(ctx, id, c, round, 0);
-  for (let a = 1; a < ctx.options.attempts && kept.cpu.others > BUSY_CORES; a++) {
-    ctx.log(`  ${id} c=${c}: other processes used ${kept.cpu.others.toFixed(2)} cores; measuring again`);
-    const again = await measure(ctx, id, c, round, a);
-    if (again.cpu.others < kept.cpu.others) kept = again;
-  }
+  const kept = await leastDisturbed(
+    ctx.options.attempts,
+    (attempt) => measure(ctx, id, c, round, attempt),
+    (others) => ctx.log(`  ${id} c=${c}: other processes used ${others.toFixed(2)} cores; measuring again`),
+  );
   ctx.log(`  ${id.padEnd(9)} c=${String(c).padEnd(2)} ${kept.rps.toFixed(0).padStart(5)} req/s p50 ${kept.p50Ms.toFixed(2)} ms p99 ${kept.p99Ms.toFixed(2)} ms`);
   return kept;
 }
