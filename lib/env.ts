@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseCidr } from "@/lib/http/cidr";
 
 // Every environment variable Tollgate reads, parsed once. Nothing else reads process.env
 // (tests pass settings as options instead). Parsed lazily so `next build` needs none of them.
@@ -18,6 +19,22 @@ const envSchema = z.object({
   OIDC_CLIENT_ID: z.string().min(1).optional(),
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   OIDC_NAME: z.string().default("Single sign-on"),
+  // CIDRs outbound calls (event deliveries, probes) may reach although they are private, loopback
+  // or reserved, comma-separated: "10.20.0.0/16,127.0.0.1". Empty: public addresses only.
+  TOLLGATE_EGRESS_ALLOW: z
+    .string()
+    .default("")
+    .transform((raw, ctx) => {
+      const entries = raw.split(",").map((e) => e.trim()).filter(Boolean);
+      for (const entry of entries) {
+        try {
+          parseCidr(entry);
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: (error as Error).message });
+        }
+      }
+      return entries;
+    }),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -34,6 +51,14 @@ export function env(): Env {
     cached = parsed.data;
   }
   return cached;
+}
+
+// The worker's egress allow list, read alone: `npm start` runs the worker in its own process
+// before the web server's variables (DATABASE_URL, the secret) are in its environment.
+export function egressAllow(): string[] {
+  const parsed = envSchema.shape.TOLLGATE_EGRESS_ALLOW.safeParse(process.env.TOLLGATE_EGRESS_ALLOW);
+  if (!parsed.success) throw new Error(`Invalid environment: TOLLGATE_EGRESS_ALLOW: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  return parsed.data;
 }
 
 // The logger starts before the rest of the environment is known (CLI, build), so its level is read alone.

@@ -1,6 +1,8 @@
 import { Webhook } from "standardwebhooks";
 import type { Db } from "@/lib/db";
 import { decryptSecret } from "@/lib/crypto/secret-box";
+import type { GuardedFetch } from "@/lib/http/egress";
+import { readStreamUpTo } from "@/lib/http/read-body";
 import type { DeliverySettings } from "@/lib/outbox/delivery-settings";
 
 type DeliveryRow = {
@@ -14,6 +16,8 @@ type DeliveryRow = {
   disabledAt: Date | null;
 };
 
+const ERROR_TEXT_BYTES = 4096;
+
 export type DeliveryResult = "delivered" | "retry" | "dead" | "skipped";
 
 // One try of one delivery (the worker's "deliver-event" job): POST the event to the
@@ -22,7 +26,14 @@ export type DeliveryResult = "delivered" | "retry" | "dead" | "skipped";
 // rebuilt byte for byte from the stored event. A 2xx marks it delivered; anything else (status,
 // timeout, refused connection) is recorded by tollgate_delivery_failed, which schedules the next
 // try in the same transaction, or marks the delivery dead past its retry window.
-export async function deliverEvent(options: { db: Db; deliveryId: string; settings: DeliverySettings; serverSecret: string }): Promise<DeliveryResult> {
+// `fetch` is the worker's, with its egress policy (lib/http/egress.ts).
+export async function deliverEvent(options: {
+  db: Db;
+  deliveryId: string;
+  settings: DeliverySettings;
+  serverSecret: string;
+  fetch: GuardedFetch;
+}): Promise<DeliveryResult> {
   const { db, deliveryId, settings } = options;
   const rows = await db.$queryRaw<DeliveryRow[]>`
     SELECT d.state::text AS state, e.id AS "eventId", e.type, e.payload, e.created_at AS "createdAt", s.url,
@@ -40,7 +51,7 @@ export async function deliverEvent(options: { db: Db; deliveryId: string; settin
   }
 
   const body = eventBody(row);
-  const outcome = await post(row, body, options.serverSecret, settings.timeoutMs);
+  const outcome = await post(options.fetch, row, body, options.serverSecret, settings.timeoutMs);
   if (outcome.ok) {
     await db.$executeRaw`
       UPDATE event_delivery SET state = 'delivered', attempts = attempts + 1, last_attempt_at = now(), last_status = ${outcome.status},
@@ -61,6 +72,7 @@ export function eventBody(row: { type: string; payload: unknown; createdAt: Date
 }
 
 async function post(
+  fetch: GuardedFetch,
   row: DeliveryRow,
   body: string,
   serverSecret: string,
@@ -83,7 +95,8 @@ async function post(
       redirect: "manual",
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await res.text().catch(() => "");
+    // Only the start of the answer is kept (on the delivery's error); a receiver cannot make the worker buffer more.
+    const text = res.body ? (await readStreamUpTo(res.body, ERROR_TEXT_BYTES).catch(() => ({ bytes: Buffer.alloc(0) }))).bytes.toString("utf8") : "";
     if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
     return { ok: false, status: res.status, error: `HTTP ${res.status}${text ? `: ${text.slice(0, 300)}` : ""}` };
   } catch (error) {

@@ -1,4 +1,5 @@
 import type { Db } from "@/lib/db";
+import type { GuardedFetch } from "@/lib/http/egress";
 import { readStreamUpTo } from "@/lib/http/read-body";
 import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
 import { probeSchema, type Probe } from "@/lib/probes/probe-schema";
@@ -32,18 +33,19 @@ const whole = (seconds: number) => Math.max(1, Math.round(seconds));
 // each probe before it runs, under SKIP LOCKED, so two workers never probe one operation at
 // once), asks the provider, and records the answer. A conclusive answer resolves the operation
 // through tollgate_resolve (via "probe"); "not found" and anything unreadable leave it unknown.
-export async function runDueProbes(options: { db: Db; settings?: Partial<ProbeSettings>; log?: (msg: string, fields?: object) => void }) {
+// `fetch` is the worker's, with its egress policy (lib/http/egress.ts).
+export async function runDueProbes(options: { db: Db; fetch: GuardedFetch; settings?: Partial<ProbeSettings>; log?: (msg: string, fields?: object) => void }) {
   const s = { ...defaultProbeSettings, ...options.settings };
   const due = await options.db.$queryRaw<DueProbe[]>`
     SELECT operation_id AS "operationId", tenant_id AS "tenantId", tool, downstream_key AS "downstreamKey",
       resource_id AS "resourceId", probe, probe_number AS "probeNumber"
     FROM tollgate_take_due_probes(${s.batchSize}::int, ${whole(s.baseSeconds)}::int, ${whole(s.capSeconds)}::int, ${s.defaultMaxProbes}::int)`;
-  const results = await Promise.all(due.map((d) => probeOne(options.db, d)));
+  const results = await Promise.all(due.map((d) => probeOne(options.db, options.fetch, d)));
   for (const r of results) options.log?.("probe", r);
   return { probed: results.length, resolved: results.filter((r) => r.resolved).length };
 }
 
-async function probeOne(db: Db, d: DueProbe): Promise<{ operationId: string; verdict: ProbeVerdict | "skipped"; resolved: boolean }> {
+async function probeOne(db: Db, fetch: GuardedFetch, d: DueProbe): Promise<{ operationId: string; verdict: ProbeVerdict | "skipped"; resolved: boolean }> {
   const parsed = probeSchema.safeParse(d.probe);
   let verdict: ProbeVerdict | "skipped";
   let status: number | null = null;
@@ -59,7 +61,7 @@ async function probeOne(db: Db, d: DueProbe): Promise<{ operationId: string; ver
       verdict = "skipped";
       summary = `probe ${d.probeNumber}: no resource id is known for this operation, and the probe URL needs one`;
     } else {
-      const answer = await ask(parsed.data, url);
+      const answer = await ask(fetch, parsed.data, url);
       const where = `GET ${safeUrl(url)}`;
       if ("error" in answer) {
         verdict = "inconclusive";
@@ -108,7 +110,7 @@ function safeUrl(raw: string): string {
   return `${url.origin}${url.pathname}${url.search ? "?…" : ""}`;
 }
 
-async function ask(probe: Probe, url: string): Promise<{ status: number; body: unknown; text: string } | { error: string }> {
+async function ask(fetch: GuardedFetch, probe: Probe, url: string): Promise<{ status: number; body: unknown; text: string } | { error: string }> {
   try {
     const res = await fetch(url, {
       method: "GET",

@@ -20,6 +20,8 @@ export type WorkerSettings = {
   pollIntervalMs: number;
   delivery: DeliverySettings;
   probes: ProbeSettings;
+  // CIDRs outbound calls may reach although private or reserved (TOLLGATE_EGRESS_ALLOW); empty: public only.
+  egressAllow: string[];
 };
 
 export const defaultWorkerSettings: WorkerSettings = {
@@ -32,4 +34,5 @@ export const defaultWorkerSettings: WorkerSettings = {
   pollIntervalMs: 1000,
   delivery: defaultDeliverySettings,
   probes: defaultProbeSettings,
+  egressAllow: [],
 };

@@ -1,6 +1,7 @@
 import type { JobHelpers, Task, TaskList } from "graphile-worker";
 import type { Db } from "@/lib/db";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
+import { egressPolicy, guardedFetch } from "@/lib/http/egress";
 import { deliverEvent } from "@/lib/outbox/deliver-event";
 import { pruneOutbox } from "@/lib/outbox/prune-outbox";
 import { pruneOperations } from "@/lib/operations/prune-operations";
@@ -25,6 +26,8 @@ export const crontab = [
 
 export function workerTasks(options: { db: Db; databaseUrl: string; settings: WorkerSettings; serverSecret: string; log: WorkerLog }): TaskList {
   const { db, settings, log } = options;
+  // One connection pool for every outbound call of this worker, behind its egress policy.
+  const fetch = guardedFetch(egressPolicy(settings.egressAllow));
   const every: Record<(typeof periodicTasks)[number], number> = {
     "reap-leases": settings.tickSeconds,
     "probe-unknown": settings.tickSeconds,
@@ -44,7 +47,7 @@ export function workerTasks(options: { db: Db; databaseUrl: string; settings: Wo
     "deliver-event": async (payload) => {
       const deliveryId = (payload as { deliveryId?: unknown } | null)?.deliveryId;
       if (typeof deliveryId !== "string") return;
-      const result = await deliverEvent({ db, deliveryId, settings: settings.delivery, serverSecret: options.serverSecret });
+      const result = await deliverEvent({ db, deliveryId, settings: settings.delivery, serverSecret: options.serverSecret, fetch });
       if (result !== "delivered" && result !== "skipped") log("warn", `delivery ${result}`, { deliveryId });
     },
     "reap-leases": periodic("reap-leases", async () => {
@@ -52,7 +55,7 @@ export function workerTasks(options: { db: Db; databaseUrl: string; settings: Wo
       return unknown ? { becameUnknown: unknown } : null;
     }),
     "probe-unknown": periodic("probe-unknown", async () => {
-      const { probed, resolved } = await runDueProbes({ db, settings: settings.probes });
+      const { probed, resolved } = await runDueProbes({ db, fetch, settings: settings.probes });
       return probed ? { probed, resolved } : null;
     }),
     "recover-jobs": periodic("recover-jobs", async () => {

@@ -17,9 +17,17 @@ export const fastWorkerFlags = [
   "--poll-interval-ms", "250",
 ];
 
-export async function startWorkerProcess(databaseUrl: string, flags: string[] = fastWorkerFlags): Promise<WorkerProcess> {
+// The test receivers and providers listen on 127.0.0.1, which the egress policy refuses unless
+// allowed; `egressAllow: ""` runs the worker with the production default (public addresses only).
+export async function startWorkerProcess(databaseUrl: string, flags: string[] = fastWorkerFlags, options: { egressAllow?: string } = {}): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", path.resolve("lib/cli/main.ts"), "worker", ...flags], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, TOLLGATE_SECRET_KEY: TEST_SECRET, LOG_LEVEL: "info" },
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      TOLLGATE_SECRET_KEY: TEST_SECRET,
+      LOG_LEVEL: "info",
+      TOLLGATE_EGRESS_ALLOW: options.egressAllow ?? "127.0.0.1/32",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: string[] = [];

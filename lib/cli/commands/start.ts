@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { createDb } from "@/lib/db";
+import { egressAllow } from "@/lib/env";
 import { openDatabase } from "@/lib/cli/database";
 import { ensureBuild } from "@/lib/cli/ensure-build";
 import { serverSecret } from "@/lib/cli/local-secret";
@@ -27,6 +28,7 @@ export async function dev(args: string[]): Promise<number> {
 
 async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   parseFlags(args, {});
+  const allow = egressAllow();
   const port = Number(process.env.PORT ?? 3000);
   const database = await openDatabase({ log: quietPostgres });
   say(database.embedded ? `Embedded PostgreSQL: ${redact(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redact(database.url)}`);
@@ -41,7 +43,7 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     const db = createDb(database.url, 2);
     const credentials = await seedDemo({ db, secret: serverSecret() }).finally(() => db.$disconnect());
     if (mode === "start") ensureBuild({ log: say });
-    worker = superviseWorker({ databaseUrl: database.url, serverSecret: serverSecret(), log: workerLog() });
+    worker = superviseWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings: { egressAllow: allow }, log: workerLog() });
     const next = spawnNext(mode, port, database.url);
     const stopAll = async () => {
       next.kill("SIGTERM");

@@ -3,6 +3,7 @@ import { serverSecret } from "@/lib/cli/local-secret";
 import { migrationsDir } from "@/lib/cli/paths";
 import { CliError, parseFlags } from "@/lib/cli/commands/run-command";
 import { migrate } from "@/lib/db/migrate";
+import { egressAllow } from "@/lib/env";
 import { log } from "@/lib/log";
 import { defaultWorkerSettings, type WorkerSettings } from "@/lib/worker/worker-settings";
 import { startWorker, type RunningWorker } from "@/lib/worker/run-worker";
@@ -25,7 +26,7 @@ const flags = {
 // npm run worker: the background worker until SIGTERM/SIGINT, then a graceful stop (running
 // jobs finish or are released). Several may run at once against one database.
 export async function workerCommand(args: string[]): Promise<number> {
-  const settings = parseSettings(parseFlags(args, flags).values);
+  const settings = { ...parseSettings(parseFlags(args, flags).values), egressAllow: egressAllow() };
   const database = await openDatabase();
   try {
     await migrate({ databaseUrl: database.url, migrationsDir });
