@@ -19,23 +19,25 @@ const envSchema = z.object({
   OIDC_CLIENT_ID: z.string().min(1).optional(),
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   OIDC_NAME: z.string().default("Single sign-on"),
-  // CIDRs outbound calls (event deliveries, probes) may reach although they are private, loopback
-  // or reserved, comma-separated: "10.20.0.0/16,127.0.0.1". Empty: public addresses only.
-  TOLLGATE_EGRESS_ALLOW: z
-    .string()
-    .default("")
-    .transform((raw, ctx) => {
-      const entries = raw.split(",").map((e) => e.trim()).filter(Boolean);
-      for (const entry of entries) {
-        try {
-          parseCidr(entry);
-        } catch (error) {
-          ctx.addIssue({ code: "custom", message: (error as Error).message });
-        }
-      }
-      return entries;
-    }),
 });
+
+// CIDRs the worker's outbound calls (event deliveries, probes) may reach although they are
+// private, loopback or reserved, comma-separated: "10.20.0.0/16,127.0.0.1". Empty: public
+// addresses only. Only the worker reads it (not in envSchema: a typo here must not stop the API).
+const egressAllowSchema = z
+  .string()
+  .default("")
+  .transform((raw, ctx) => {
+    const entries = raw.split(",").map((e) => e.trim()).filter(Boolean);
+    for (const entry of entries) {
+      try {
+        parseCidr(entry);
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+      }
+    }
+    return entries;
+  });
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -53,10 +55,10 @@ export function env(): Env {
   return cached;
 }
 
-// The worker's egress allow list, read alone: `npm start` runs the worker in its own process
-// before the web server's variables (DATABASE_URL, the secret) are in its environment.
+// Read alone: `npm start` runs the worker in its own process, whose environment need not hold
+// the web server's variables (DATABASE_URL, the secret).
 export function egressAllow(): string[] {
-  const parsed = envSchema.shape.TOLLGATE_EGRESS_ALLOW.safeParse(process.env.TOLLGATE_EGRESS_ALLOW);
+  const parsed = egressAllowSchema.safeParse(process.env.TOLLGATE_EGRESS_ALLOW);
   if (!parsed.success) throw new Error(`Invalid environment: TOLLGATE_EGRESS_ALLOW: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
   return parsed.data;
 }

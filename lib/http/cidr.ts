@@ -7,7 +7,8 @@ export function parseCidr(entry: string): Cidr {
   const parts = entry.trim().split("/");
   const address = parts[0] ?? "";
   const version = isIP(address);
-  if (version === 0 || parts.length > 2) throw new Error(`"${entry}" is not an IP address or CIDR`);
+  // A zone id (fe80::1%eth0) parses as an address but would never match a connection's.
+  if (version === 0 || parts.length > 2 || address.includes("%")) throw new Error(`"${entry}" is not an IP address or CIDR`);
   const max = version === 4 ? 32 : 128;
   const prefixText = parts[1];
   if (prefixText !== undefined && (!/^\d{1,3}$/.test(prefixText) || Number(prefixText) > max)) {

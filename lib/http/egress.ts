@@ -1,6 +1,6 @@
 import dns, { type LookupAddress, type LookupOptions } from "node:dns";
 import { BlockList, isIP } from "node:net";
-import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
+import { Agent, buildConnector, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from "undici";
 import { parseCidr } from "@/lib/http/cidr";
 
 // Outbound HTTP to URLs a tenant admin typed (event subscriptions, probes) goes through here.
@@ -37,58 +37,107 @@ const FORBIDDEN_V6: [string, number][] = [
   ["2001::", 23], // IETF protocol assignments (Teredo, ORCHID…)
   ["2001:db8::", 32], // documentation
   ["2002::", 16], // 6to4: embeds an IPv4 address of any kind
+  ["3fff::", 20], // documentation
+  ["5f00::", 16], // segment routing (SRv6) SIDs
   ["fc00::", 7], // unique local
   ["fe80::", 10], // link-local
+  ["fec0::", 10], // site-local (deprecated, still routed on some networks)
   ["ff00::", 8], // multicast
+];
+// 2001::/23 and 2002::/16 also hold a few public addresses (AS112, 6to4 forms of public IPv4):
+// refused on purpose, a tenant's receiver has a plain address too.
+
+// Translation prefixes that carry an IPv4 address in their last 32 bits: NAT64 (RFC 6052; on a
+// host with DNS64 an AAAA record 64:ff9b::a00:5 reaches 10.0.0.5) and SIIT's IPv4-translated
+// form. Not refused outright (an IPv6-only deployment reaches public receivers through NAT64):
+// the IPv4 address inside is judged by the IPv4 rules. (IPv4-mapped ::ffff:a.b.c.d needs no help:
+// BlockList matches it against the IPv4 rules itself.)
+const TRANSLATED_V6: [string, number][] = [
+  ["64:ff9b::", 96],
+  ["::ffff:0:0:0", 96],
 ];
 
 export type EgressPolicy = {
-  // True when a connection to this IP address (v4 or v6) is allowed.
+  // True when a connection to this IP address (v4 or v6) is allowed; false for anything else.
   permits: (address: string) => boolean;
-  // What the policy says about an address it refuses, for the delivery's or probe's error.
-  describe: () => string;
 };
 
+// The tenant sees this message (on the delivery, on the probe's trace): it names what the tenant
+// typed, never the address an internal name resolves to, which would map the private network.
 export class EgressRefusedError extends Error {
   readonly code = "EGRESS_REFUSED";
-  constructor(host: string, address: string) {
-    const via = host === address ? "" : ` (${host} resolves to it)`;
-    super(`refused by the egress policy: ${address}${via} is a private, loopback or reserved address; allow it with TOLLGATE_EGRESS_ALLOW`);
+  constructor(host: string, literal: boolean) {
+    super(
+      `refused by the egress policy: ${literal ? `${host} is` : `${host} resolves to`} a private, loopback or reserved address; allow it with TOLLGATE_EGRESS_ALLOW`,
+    );
     this.name = "EgressRefusedError";
   }
 }
 
 // `allow` is a list of CIDRs ("127.0.0.1/32", "10.1.0.0/16", "fd00::/8") or single addresses.
 export function egressPolicy(allow: readonly string[] = []): EgressPolicy {
-  const forbidden = new BlockList();
-  for (const [net, prefix] of FORBIDDEN_V4) forbidden.addSubnet(net, prefix, "ipv4");
-  for (const [net, prefix] of FORBIDDEN_V6) forbidden.addSubnet(net, prefix, "ipv6");
+  const forbidden = blockList(FORBIDDEN_V4, FORBIDDEN_V6);
+  const translated = blockList([], TRANSLATED_V6);
   const allowed = new BlockList();
   for (const entry of allow) {
     const { address, prefix, family } = parseCidr(entry);
     allowed.addSubnet(address, prefix, family);
   }
-  return {
-    permits: (address) => {
-      const family = isIP(address) === 6 ? "ipv6" : "ipv4";
-      // BlockList matches IPv4-mapped IPv6 (::ffff:127.0.0.1) against the IPv4 rules as well.
-      return allowed.check(address, family) || !forbidden.check(address, family);
-    },
-    describe: () => (allow.length > 0 ? `public addresses and ${allow.join(", ")}` : "public addresses only"),
+  const permits = (address: string): boolean => {
+    const version = isIP(address);
+    if (version === 0) return false;
+    const family = version === 6 ? "ipv6" : "ipv4";
+    if (allowed.check(address, family)) return true;
+    if (family === "ipv6" && translated.check(address, "ipv6")) {
+      const inner = lastIpv4(address);
+      return inner !== null && permits(inner);
+    }
+    // BlockList matches IPv4-mapped IPv6 (::ffff:127.0.0.1) against the IPv4 rules as well.
+    return !forbidden.check(address, family);
   };
+  return { permits };
+}
+
+function blockList(v4: [string, number][], v6: [string, number][]): BlockList {
+  const list = new BlockList();
+  for (const [net, prefix] of v4) list.addSubnet(net, prefix, "ipv4");
+  for (const [net, prefix] of v6) list.addSubnet(net, prefix, "ipv6");
+  return list;
+}
+
+// The IPv4 address in an IPv6 address's last 32 bits. The URL parser writes the address in
+// canonical form (hex groups, at most one "::"; a zone id or anything else invalid throws).
+function lastIpv4(address: string): string | null {
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
+  }
+  const [head = "", tail] = canonical.split("::");
+  const headGroups = head ? head.split(":") : [];
+  const tailGroups = tail ? tail.split(":") : [];
+  const groups = [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill("0"), ...tailGroups];
+  const hi = parseInt(groups[6] ?? "", 16);
+  const lo = parseInt(groups[7] ?? "", 16);
+  if (groups.length !== 8 || !Number.isInteger(hi) || !Number.isInteger(lo)) return null;
+  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join(".");
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+export type Resolve = (hostname: string, options: LookupOptions & { all: true }, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 
-// A `lookup` for net.connect that refuses the connection when any address the name resolves to
-// is not permitted (refusing on any, not just the first, so a name cannot mix a public address
-// with a private one and win on the retry).
-function guardedLookup(policy: EgressPolicy) {
+// A `lookup` for net.connect and tls.connect that refuses the connection when any address the
+// name resolves to is not permitted (any, not just the first, so a name cannot mix a public
+// address with a private one and win on the retry). Node 20 asks with `all: true` (Happy
+// Eyeballs tries each address in turn); without it, the first address is returned.
+export function guardedLookup(policy: EgressPolicy, resolve: Resolve = dns.lookup) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      const refused = addresses.find((a) => !policy.permits(a.address));
-      if (refused) return callback(new EgressRefusedError(hostname, refused.address) as NodeJS.ErrnoException, []);
+      if (addresses.some((a) => !policy.permits(a.address))) {
+        return callback(new EgressRefusedError(hostname, false) as NodeJS.ErrnoException, []);
+      }
       if (options.all) return callback(null, addresses);
       const first = addresses[0];
       if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), []);
@@ -99,21 +148,29 @@ function guardedLookup(policy: EgressPolicy) {
 
 // Typed as the global fetch: undici's Response has the same interface as the global one (Node's
 // own fetch is a bundled copy of undici), only declared by a second copy of the types.
-export type GuardedFetch = (url: string, init: RequestInit) => Promise<Response>;
+export type GuardedFetch = ((url: string, init: RequestInit) => Promise<Response>) & { close: () => Promise<void> };
 
-// fetch through a connection pool whose every new connection passes the policy. IP literals
-// never reach a lookup (net.connect skips it for them), so they are checked here first.
+// fetch through a connection pool whose every new connection passes the policy: a name in its
+// lookup, an IP literal (net.connect never looks one up) in the connector itself, so whatever
+// URL reaches the pool (a caller's, a redirect's) is checked. Redirects are never followed
+// anyway: a redirect is not the receiver's answer, and the next hop would be the tenant's choice.
 export function guardedFetch(policy: EgressPolicy): GuardedFetch {
-  const dispatcher = new Agent({ connect: { lookup: guardedLookup(policy) } });
-  return async (url, init) => {
-    const host = new URL(url).hostname.replace(/^\[(.*)\]$/, "$1");
-    if (isIP(host) !== 0 && !policy.permits(host)) throw new EgressRefusedError(host, host);
+  const connect = buildConnector({ lookup: guardedLookup(policy) });
+  const dispatcher = new Agent({
+    connect: (options, callback) => {
+      const host = options.hostname.replace(/^\[(.*)\]$/, "$1");
+      if (isIP(host) !== 0 && !policy.permits(host)) return callback(new EgressRefusedError(host, true), null);
+      return connect(options, callback);
+    },
+  });
+  const fetch = async (url: string, init: RequestInit): Promise<Response> => {
     try {
-      return (await undiciFetch(url, { ...(init as UndiciRequestInit), dispatcher })) as unknown as Response;
+      return (await undiciFetch(url, { ...(init as UndiciRequestInit), redirect: "manual", dispatcher })) as unknown as Response;
     } catch (error) {
       // undici wraps the connector's error in TypeError("fetch failed"); the policy's own words are clearer.
       const cause = (error as { cause?: unknown }).cause;
       throw cause instanceof EgressRefusedError ? cause : error;
     }
   };
+  return Object.assign(fetch, { close: () => dispatcher.close() });
 }

@@ -26,8 +26,9 @@ export async function readBody(req: Request, maxBytes: number): Promise<Buffer> 
 }
 
 // Reads a byte stream until it ends or would pass `maxBytes`. Past the limit it cancels the
-// stream and returns what came before the chunk that crossed it, with `overflowed` set: a
-// request body is then refused (413), a probe's answer kept as a prefix.
+// stream and returns its first `maxBytes` bytes, with `overflowed` set: a request body is then
+// refused (413), a probe's or a receiver's answer kept as a prefix (a chunk can be 64 KiB, so
+// the part of the crossing chunk that fits is kept: without it a 5 KiB error page left nothing).
 export async function readStreamUpTo(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<{ bytes: Buffer; overflowed: boolean }> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -37,12 +38,22 @@ export async function readStreamUpTo(stream: ReadableStream<Uint8Array>, maxByte
     if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
+      chunks.push(value.subarray(0, value.byteLength - (total - maxBytes)));
       await reader.cancel().catch(() => undefined);
       return { bytes: Buffer.concat(chunks), overflowed: true };
     }
     chunks.push(value);
   }
   return { bytes: Buffer.concat(chunks), overflowed: false };
+}
+
+// The start of an answer from someone else's server (a receiver's, a provider's), as text to
+// store: at most `maxBytes`, and never a NUL, which PostgreSQL's text type refuses (one NUL in an
+// error page would make the statement recording the delivery or probe fail).
+export async function readTextUpTo(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
+  if (!body) return "";
+  const { bytes } = await readStreamUpTo(body, maxBytes);
+  return bytes.toString("utf8").replaceAll("\0", "\uFFFD");
 }
 
 // The refused body is left unread on the connection, so the connection cannot carry another

@@ -2,7 +2,7 @@ import { Webhook } from "standardwebhooks";
 import type { Db } from "@/lib/db";
 import { decryptSecret } from "@/lib/crypto/secret-box";
 import type { GuardedFetch } from "@/lib/http/egress";
-import { readStreamUpTo } from "@/lib/http/read-body";
+import { readTextUpTo } from "@/lib/http/read-body";
 import type { DeliverySettings } from "@/lib/outbox/delivery-settings";
 
 type DeliveryRow = {
@@ -96,7 +96,7 @@ async function post(
       signal: AbortSignal.timeout(timeoutMs),
     });
     // Only the start of the answer is kept (on the delivery's error); a receiver cannot make the worker buffer more.
-    const text = res.body ? (await readStreamUpTo(res.body, ERROR_TEXT_BYTES).catch(() => ({ bytes: Buffer.alloc(0) }))).bytes.toString("utf8") : "";
+    const text = await readTextUpTo(res.body, ERROR_TEXT_BYTES).catch(() => "");
     if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
     return { ok: false, status: res.status, error: `HTTP ${res.status}${text ? `: ${text.slice(0, 300)}` : ""}` };
   } catch (error) {

@@ -1,6 +1,6 @@
 import type { Db } from "@/lib/db";
 import type { GuardedFetch } from "@/lib/http/egress";
-import { readStreamUpTo } from "@/lib/http/read-body";
+import { readTextUpTo } from "@/lib/http/read-body";
 import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
 import { probeSchema, type Probe } from "@/lib/probes/probe-schema";
 
@@ -60,6 +60,11 @@ async function probeOne(db: Db, fetch: GuardedFetch, d: DueProbe): Promise<{ ope
     if (!url) {
       verdict = "skipped";
       summary = `probe ${d.probeNumber}: no resource id is known for this operation, and the probe URL needs one`;
+    } else if (!URL.canParse(url)) {
+      // A value filled into the host part (say a resource id) can make the URL invalid; the booked
+      // probe is still recorded rather than failing the whole pass.
+      verdict = "skipped";
+      summary = `probe ${d.probeNumber}: the probe URL is not a valid URL with this operation's values`;
     } else {
       const answer = await ask(fetch, parsed.data, url);
       const where = `GET ${safeUrl(url)}`;
@@ -118,7 +123,7 @@ async function ask(fetch: GuardedFetch, probe: Probe, url: string): Promise<{ st
       redirect: "manual",
       signal: AbortSignal.timeout(probe.timeoutMs),
     });
-    const text = await readLimited(res);
+    const text = await readTextUpTo(res.body, MAX_BODY);
     let body: unknown = null;
     try {
       body = text ? (JSON.parse(text) as unknown) : null;
@@ -129,9 +134,4 @@ async function ask(fetch: GuardedFetch, probe: Probe, url: string): Promise<{ st
   } catch (error) {
     return { error: error instanceof Error ? (error.name === "TimeoutError" ? `no answer within ${probe.timeoutMs} ms` : error.message) : String(error) };
   }
-}
-
-async function readLimited(res: Response): Promise<string> {
-  if (!res.body) return "";
-  return (await readStreamUpTo(res.body, MAX_BODY)).bytes.toString("utf8");
 }

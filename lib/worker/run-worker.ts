@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
 import { createDb } from "@/lib/db";
+import { egressPolicy, guardedFetch } from "@/lib/http/egress";
 import { holdLivenessLock } from "@/lib/worker/liveness-lock";
 import { defaultWorkerSettings, type WorkerSettings } from "@/lib/worker/worker-settings";
 import { crontab, ensurePeriodicJobs, workerTasks, type WorkerLog } from "@/lib/worker/worker-tasks";
@@ -27,6 +28,7 @@ export async function startWorker(options: {
   const settings: WorkerSettings = { ...defaultWorkerSettings, ...options.settings };
   const { log } = options;
   const db = createDb(options.databaseUrl, Math.max(4, settings.concurrency + 2));
+  const fetch = guardedFetch(egressPolicy(settings.egressAllow));
   await ensurePeriodicJobs(db);
 
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
@@ -42,13 +44,14 @@ export async function startWorker(options: {
       maxPoolSize: settings.concurrency + 2,
       pollInterval: settings.pollIntervalMs,
       noHandleSignals: true,
-      taskList: workerTasks({ db, databaseUrl: options.databaseUrl, settings, serverSecret: options.serverSecret, log }),
+      taskList: workerTasks({ db, databaseUrl: options.databaseUrl, settings, serverSecret: options.serverSecret, fetch, log }),
       crontab,
       logger: bridgeLogger(log),
       events,
     });
   } catch (error) {
     await db.$disconnect();
+    await fetch.close();
     throw error;
   }
   if (!poolId) throw new Error("graphile-worker started without announcing its pool");
@@ -70,6 +73,7 @@ export async function startWorker(options: {
       await runner.stop().catch((error: unknown) => log("warn", "worker stop", { err: String(error) }));
       await liveness.release();
       await db.$disconnect();
+      await fetch.close();
     })());
 
   const done = runner.promise.then(

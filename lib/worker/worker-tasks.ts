@@ -1,7 +1,7 @@
 import type { JobHelpers, Task, TaskList } from "graphile-worker";
 import type { Db } from "@/lib/db";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
-import { egressPolicy, guardedFetch } from "@/lib/http/egress";
+import type { GuardedFetch } from "@/lib/http/egress";
 import { deliverEvent } from "@/lib/outbox/deliver-event";
 import { pruneOutbox } from "@/lib/outbox/prune-outbox";
 import { pruneOperations } from "@/lib/operations/prune-operations";
@@ -24,10 +24,16 @@ export const crontab = [
   "17 * * * * prune ?max=1",
 ].join("\n");
 
-export function workerTasks(options: { db: Db; databaseUrl: string; settings: WorkerSettings; serverSecret: string; log: WorkerLog }): TaskList {
-  const { db, settings, log } = options;
-  // One connection pool for every outbound call of this worker, behind its egress policy.
-  const fetch = guardedFetch(egressPolicy(settings.egressAllow));
+// `fetch` is the worker's outbound HTTP (one connection pool behind its egress policy).
+export function workerTasks(options: {
+  db: Db;
+  databaseUrl: string;
+  settings: WorkerSettings;
+  serverSecret: string;
+  fetch: GuardedFetch;
+  log: WorkerLog;
+}): TaskList {
+  const { db, settings, log, fetch } = options;
   const every: Record<(typeof periodicTasks)[number], number> = {
     "reap-leases": settings.tickSeconds,
     "probe-unknown": settings.tickSeconds,

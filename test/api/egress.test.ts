@@ -18,53 +18,79 @@ import { endLease } from "../support/wait-for-lease";
 // event delivery and a probe aimed at 127.0.0.1, with the production default, never arrive.
 
 let server: Server;
-let hits = 0;
+let target: Server;
+let connections = 0;
+let targetConnections = 0;
 let port = 0;
+let targetPort = 0;
 
 beforeAll(async () => {
-  server = createServer((_req, res) => {
-    hits++;
-    res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
+  // Counts TCP connections, not requests: "refused" means no socket was opened at all.
+  server = createServer((req, res) => {
+    if (req.url === "/redirect") res.writeHead(302, { location: `http://127.0.0.2:${targetPort}/secret` }).end();
+    else res.writeHead(200, { "content-type": "application/json" }).end('{"ok":true}');
   });
+  server.on("connection", () => connections++);
+  target = createServer((_req, res) => res.end("secret served on 127.0.0.2"));
+  target.on("connection", () => targetConnections++);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => target.listen(0, "127.0.0.2", resolve));
   port = (server.address() as AddressInfo).port;
+  targetPort = (target.address() as AddressInfo).port;
 });
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await Promise.all([server, target].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
 });
 
 describe("guardedFetch", () => {
   const refused = guardedFetch(egressPolicy());
+  afterAll(() => refused.close());
 
   it.each([
-    ["an IPv4 literal", () => `http://127.0.0.1:${port}/x`, "127.0.0.1"],
-    ["an IPv4-mapped IPv6 literal", () => `http://[::ffff:127.0.0.1]:${port}/x`, "::ffff:7f00:1"],
-    ["the IPv6 loopback", () => `http://[::1]:${port}/x`, "::1"],
-    ["a name that resolves to loopback", () => `http://localhost:${port}/x`, "(localhost resolves to it)"],
-  ])("refuses %s before any byte is sent", async (_label, url, mentioned) => {
-    const before = hits;
+    ["an IPv4 literal", () => `http://127.0.0.1:${port}/x`, "127.0.0.1 is a private"],
+    ["a decimal IPv4 literal", () => `http://2130706433:${port}/x`, "127.0.0.1 is a private"],
+    ["a hex, shortened IPv4 literal", () => `http://0x7f.1:${port}/x`, "127.0.0.1 is a private"],
+    ["0 (0.0.0.0, which Linux connects to the host itself)", () => `http://0:${port}/x`, "0.0.0.0 is a private"],
+    ["an IPv4-mapped IPv6 literal", () => `http://[::ffff:127.0.0.1]:${port}/x`, "::ffff:7f00:1 is a private"],
+    ["an IPv4-compatible IPv6 literal", () => `http://[::7f00:1]:${port}/x`, "::7f00:1 is a private"],
+    ["the IPv6 loopback", () => `http://[::1]:${port}/x`, "::1 is a private"],
+    ["a name that resolves to loopback", () => `http://localhost:${port}/x`, "localhost resolves to a private"],
+    ["the same over https (the lookup goes through tls.connect)", () => `https://localhost:${port}/x`, "localhost resolves to a private"],
+  ])("refuses %s before a connection is opened", async (_label, url, mentioned) => {
+    const before = connections;
     const error = await refused(url(), { method: "POST", body: "{}" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EgressRefusedError);
     expect((error as Error).message).toContain(mentioned);
     expect((error as Error).message).toContain("TOLLGATE_EGRESS_ALLOW");
-    expect(hits).toBe(before);
+    expect(connections).toBe(before);
   });
 
   it("lets an allowed range through, by address and by name", async () => {
     const allowed = guardedFetch(egressPolicy(["127.0.0.1/32", "::1/128"]));
-    const before = hits;
-    const byAddress = await allowed(`http://127.0.0.1:${port}/x`, { method: "GET" });
-    expect(byAddress.status).toBe(200);
-    expect(await byAddress.json()).toEqual({ ok: true });
-    const byName = await allowed(`http://localhost:${port}/x`, { method: "GET" });
-    expect(byName.status).toBe(200);
-    await byName.text();
-    expect(hits).toBe(before + 2);
+    try {
+      const byAddress = await allowed(`http://127.0.0.1:${port}/x`, { method: "GET" });
+      expect(byAddress.status).toBe(200);
+      expect(await byAddress.json()).toEqual({ ok: true });
+      const byName = await allowed(`http://localhost:${port}/x`, { method: "GET" });
+      expect(byName.status).toBe(200);
+      expect(await byName.json()).toEqual({ ok: true });
+    } finally {
+      await allowed.close();
+    }
   });
 
-  it("an allow list of one address does not open its neighbours", async () => {
-    const narrow = guardedFetch(egressPolicy(["127.0.0.2/32"]));
-    await expect(narrow(`http://127.0.0.1:${port}/x`, { method: "GET" })).rejects.toBeInstanceOf(EgressRefusedError);
+  it("never follows a redirect, even when the caller asks it to: the next hop would be the tenant's choice", async () => {
+    const allowed = guardedFetch(egressPolicy(["127.0.0.1/32"]));
+    try {
+      const res = await allowed(`http://127.0.0.1:${port}/redirect`, { method: "GET", redirect: "follow" });
+      expect(res.status).toBe(302);
+      expect(res.headers.get("location")).toBe(`http://127.0.0.2:${targetPort}/secret`);
+      // And the address itself is refused by the connection pool, whatever URL reaches it.
+      await expect(allowed(`http://127.0.0.2:${targetPort}/secret`, { method: "GET" })).rejects.toBeInstanceOf(EgressRefusedError);
+      expect(targetConnections).toBe(0);
+    } finally {
+      await allowed.close();
+    }
   });
 });
 

@@ -129,4 +129,25 @@ describe("probing unknown operations", () => {
     ]);
     expect(trace!.resolvable).toBe(true);
   });
+
+  it("a probe URL that an operation's value makes invalid is recorded as skipped, and the pass goes on", async () => {
+    const hostTool = "pay.by-host";
+    const put = await call(app.baseUrl, "PUT", `/api/v1/tools/${hostTool}`, {
+      key: keys.admin,
+      body: { policy: { leaseSeconds: 60, takeover: "never", probe: { url: "http://{resourceId}.provider.example/x", succeeded: { status: [200] }, maxProbes: 1 } } },
+    });
+    expect(put.status, put.text).toBe(201);
+    const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: hostTool, args: { amount: 300 } });
+    expect(c.status).toBe(201);
+    // The executor reported a resource id that cannot be part of a host name ("a/b" → "a%2Fb").
+    await app.db.attempt.updateMany({ where: { operationId: c.body.operationId }, data: { provider: { resourceId: "a/b" } } });
+    await endLease(app.db, c.body.operationId);
+
+    const probed = await waitFor("the probe recorded", async () =>
+      app.db.auditEvent.findFirst({ where: { targetId: c.body.operationId, action: "operation.probed" } }),
+    );
+    expect((probed.after as { verdict: string }).verdict).toBe("skipped");
+    expect(probed.reason).toMatch(/the probe URL is not a valid URL with this operation's values/);
+    expect(await operation(c.body.operationId)).toMatchObject({ state: "unknown", probeCount: 1 });
+  });
 });
