@@ -39,8 +39,8 @@ export const probeSchema = z
       .string()
       .max(2000)
       .refine(validTemplate, `must be an http(s) URL; placeholders: ${probePlaceholders.map((p) => `{${p}}`).join(", ")}`),
-    // Sent as given and readable by every admin of the tenant through GET /api/v1/tools: do not put
-    // long-lived credentials here.
+    // Sent with every probe; usually the provider's credential. Stored sealed and shown as
+    // "[redacted]" from then on; "[redacted]" in a PUT keeps the stored value (probe-headers.ts).
     headers: z.record(headerName, z.string().max(2000)).optional(),
     timeoutMs: z.number().int().min(100).max(30_000).default(5000),
     maxProbes: z.number().int().min(1).max(50).default(10),

@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import type { GuardedFetch } from "@/lib/http/egress";
 import { readTextUpTo } from "@/lib/http/read-body";
 import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
+import { openProbe } from "@/lib/probes/probe-headers";
 import { probeSchema, type Probe } from "@/lib/probes/probe-schema";
 
 type DueProbe = {
@@ -34,25 +35,41 @@ const whole = (seconds: number) => Math.max(1, Math.round(seconds));
 // once), asks the provider, and records the answer. A conclusive answer resolves the operation
 // through tollgate_resolve (via "probe"); "not found" and anything unreadable leave it unknown.
 // `fetch` is the worker's, with its egress policy (lib/http/egress.ts).
-export async function runDueProbes(options: { db: Db; fetch: GuardedFetch; settings?: Partial<ProbeSettings>; log?: (msg: string, fields?: object) => void }) {
+export async function runDueProbes(options: {
+  db: Db;
+  fetch: GuardedFetch;
+  // Opens the probe's sealed header values (probe-headers.ts).
+  serverSecret: string;
+  settings?: Partial<ProbeSettings>;
+  log?: (msg: string, fields?: object) => void;
+}) {
   const s = { ...defaultProbeSettings, ...options.settings };
   const due = await options.db.$queryRaw<DueProbe[]>`
     SELECT operation_id AS "operationId", tenant_id AS "tenantId", tool, downstream_key AS "downstreamKey",
       resource_id AS "resourceId", probe, probe_number AS "probeNumber"
     FROM tollgate_take_due_probes(${s.batchSize}::int, ${whole(s.baseSeconds)}::int, ${whole(s.capSeconds)}::int, ${s.defaultMaxProbes}::int)`;
-  const results = await Promise.all(due.map((d) => probeOne(options.db, options.fetch, d)));
+  const results = await Promise.all(due.map((d) => probeOne(options.db, options.fetch, options.serverSecret, d)));
   for (const r of results) options.log?.("probe", r);
   return { probed: results.length, resolved: results.filter((r) => r.resolved).length };
 }
 
-async function probeOne(db: Db, fetch: GuardedFetch, d: DueProbe): Promise<{ operationId: string; verdict: ProbeVerdict | "skipped"; resolved: boolean }> {
-  const parsed = probeSchema.safeParse(d.probe);
+async function probeOne(db: Db, fetch: GuardedFetch, serverSecret: string, d: DueProbe): Promise<{ operationId: string; verdict: ProbeVerdict | "skipped"; resolved: boolean }> {
+  let opened: unknown;
+  try {
+    opened = openProbe(d.probe, serverSecret);
+  } catch {
+    opened = undefined;
+  }
+  const parsed = probeSchema.safeParse(opened);
   let verdict: ProbeVerdict | "skipped";
   let status: number | null = null;
   let summary: string;
   let evidence: string | null = null;
   let resourceId: string | null = null;
-  if (!parsed.success) {
+  if (opened === undefined) {
+    verdict = "skipped";
+    summary = `probe ${d.probeNumber}: the probe's headers cannot be opened with this server's TOLLGATE_SECRET_KEY (changed since the tool was saved?): PUT the tool again with their values`;
+  } else if (!parsed.success) {
     verdict = "skipped";
     summary = `probe ${d.probeNumber}: the tool's probe definition is not valid`;
   } else {

@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import { newId } from "@/lib/crypto/ids";
 import { recordAudit } from "@/lib/audit/record-audit";
 import type { ToolDefinition } from "@/lib/tools/tool-schema";
+import { sealProbe } from "@/lib/probes/probe-headers";
 import { toolView, type ToolRow, type ToolView } from "@/lib/tools/tool-view";
 import { selectToolColumns } from "@/lib/tools/tool-columns";
 
@@ -20,13 +21,15 @@ export async function putTool(options: {
   return db.$transaction(async (tx) => {
     const before = await tx.$queryRaw<ToolRow[]>`
       SELECT ${selectToolColumns} FROM tool WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
+    // The probe's header values are stored sealed; "[redacted]" keeps the stored value (probe-headers.ts).
+    const probe = d.policy.probe ? JSON.stringify(sealProbe(d.policy.probe, before[0]?.probe)) : null;
     const rows = await tx.$queryRaw<(ToolRow & { inserted: boolean })[]>`
       INSERT INTO tool (id, tenant_id, name, description, read_only_hint, destructive_hint, idempotent_hint, open_world_hint,
         lease_seconds, max_attempts, backoff_base_ms, backoff_cap_ms, takeover, approval, approval_ttl_seconds, result_retention_hours, probe)
       VALUES (${newId("tool")}, ${tenantId}, ${name}, ${d.description}, ${d.annotations.readOnlyHint}, ${d.annotations.destructiveHint},
         ${d.annotations.idempotentHint}, ${d.annotations.openWorldHint}, ${d.policy.leaseSeconds}, ${d.policy.maxAttempts},
         ${d.policy.backoff.baseMs}, ${d.policy.backoff.capMs}, ${d.policy.takeover}::takeover_policy, ${d.policy.approval}::approval_policy,
-        ${d.policy.approvalTtlSeconds}, ${d.policy.resultRetentionHours}, ${d.policy.probe ? JSON.stringify(d.policy.probe) : null}::jsonb)
+        ${d.policy.approvalTtlSeconds}, ${d.policy.resultRetentionHours}, ${probe}::jsonb)
       ON CONFLICT (tenant_id, name) DO UPDATE SET
         description = EXCLUDED.description, read_only_hint = EXCLUDED.read_only_hint, destructive_hint = EXCLUDED.destructive_hint,
         idempotent_hint = EXCLUDED.idempotent_hint, open_world_hint = EXCLUDED.open_world_hint, lease_seconds = EXCLUDED.lease_seconds,

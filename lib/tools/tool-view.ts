@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { probeView } from "@/lib/probes/probe-headers";
 import { toolAnnotationsSchema, toolPolicySchema } from "@/lib/tools/tool-schema";
 
 export type ToolRow = {
@@ -50,7 +51,8 @@ export function toolView(row: ToolRow): ToolView {
       approval: row.approval,
       approvalTtlSeconds: row.approvalTtlSeconds,
       resultRetentionHours: row.resultRetentionHours,
-      probe: (row.probe ?? null) as ToolView["policy"]["probe"],
+      // Header values never leave the database (API, console, audit log): names only.
+      probe: probeView(row.probe) as ToolView["policy"]["probe"],
     },
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),

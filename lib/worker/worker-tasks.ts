@@ -61,7 +61,7 @@ export function workerTasks(options: {
       return unknown ? { becameUnknown: unknown } : null;
     }),
     "probe-unknown": periodic("probe-unknown", async () => {
-      const { probed, resolved } = await runDueProbes({ db, fetch, settings: settings.probes });
+      const { probed, resolved } = await runDueProbes({ db, fetch, serverSecret: options.serverSecret, settings: settings.probes });
       return probed ? { probed, resolved } : null;
     }),
     "recover-jobs": periodic("recover-jobs", async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getOperationTrace } from "@/lib/console/operation-trace";
+import { encryptSecret } from "@/lib/crypto/secret-box";
 import { call, claim } from "../support/http";
 import { callProvider, startFakeProvider, type FakeProvider } from "../support/fake-provider";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -149,5 +150,76 @@ describe("probing unknown operations", () => {
     expect((probed.after as { verdict: string }).verdict).toBe("skipped");
     expect(probed.reason).toMatch(/the probe URL is not a valid URL with this operation's values/);
     expect(await operation(c.body.operationId)).toMatchObject({ state: "unknown", probeCount: 1 });
+  });
+
+  it("the probe sends its stored header values, sealed at rest, shown as [redacted], kept by a GET-then-PUT round trip", async () => {
+    const sealedTool = "pay.sealed";
+    const probe = {
+      url: `${provider.url}/effects/by-key/{downstreamKey}`,
+      headers: { Authorization: "Bearer sk_test_probe_secret", "X-Account": "acct_42" },
+      succeeded: { status: [200], path: "effect.id" },
+      notFound: { status: [404] },
+      maxProbes: 1,
+    };
+    const created = await call(app.baseUrl, "PUT", `/api/v1/tools/${sealedTool}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", probe } } });
+    expect(created.status, created.text).toBe(201);
+    expect(created.body.policy.probe.headers).toEqual({ Authorization: "[redacted]", "X-Account": "[redacted]" });
+    const stored = await app.db.tool.findFirstOrThrow({ where: { tenantId: keys.tenantId, name: sealedTool } });
+    expect(JSON.stringify(stored.probe)).not.toContain("sk_test_probe_secret");
+    expect(JSON.stringify(stored.probe)).not.toContain("acct_42");
+    const audit = await app.db.auditEvent.findMany({ where: { tenantId: keys.tenantId, targetId: sealedTool } });
+    expect(audit.length).toBeGreaterThan(0);
+    expect(JSON.stringify(audit.map((e) => [e.before, e.after, e.reason]))).not.toContain("sk_test_probe_secret");
+
+    // An admin reads the tool, changes the lease, and writes it back with the redacted values.
+    const read = await call(app.baseUrl, "GET", `/api/v1/tools/${sealedTool}`, { key: keys.admin });
+    const policy = { ...read.body.policy, leaseSeconds: 90 };
+    const replaced = await call(app.baseUrl, "PUT", `/api/v1/tools/${sealedTool}`, { key: keys.admin, body: { description: read.body.description, annotations: read.body.annotations, policy } });
+    expect(replaced.status, replaced.text).toBe(200);
+
+    const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: sealedTool, args: { amount: 400 } });
+    expect(c.status).toBe(201);
+    const before = provider.lookupHeaders().length;
+    await endLease(app.db, c.body.operationId);
+    await waitFor("the probe's lookup", async () => provider.lookupHeaders().length > before);
+    const sent = provider.lookupHeaders()[before]!;
+    expect(sent.authorization).toBe("Bearer sk_test_probe_secret");
+    expect(sent["x-account"]).toBe("acct_42");
+  });
+
+  it("[redacted] for a header the tool has no value for is refused, and the tool is left as it was", async () => {
+    const name = "pay.no-secret";
+    const probe = { url: `${provider.url}/effects/by-key/{downstreamKey}`, succeeded: { status: [200] } };
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { probe } } })).status).toBe(201);
+    const bad = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, {
+      key: keys.admin,
+      body: { policy: { leaseSeconds: 99, probe: { ...probe, headers: { Authorization: "[redacted]" } } } },
+    });
+    expect(bad.status, bad.text).toBe(400);
+    expect(bad.body.code).toBe("invalid-request");
+    expect(bad.body.errors[0].path).toBe("policy.probe.headers.Authorization");
+    const tool = await app.db.tool.findFirstOrThrow({ where: { tenantId: keys.tenantId, name } });
+    expect(tool.leaseSeconds).toBe(30);
+    expect(tool.probe).not.toHaveProperty("sealedHeaders");
+  });
+
+  it("a header sealed under another TOLLGATE_SECRET_KEY is not sent: the probe is skipped and says why", async () => {
+    const name = "pay.other-key";
+    const probe = { url: `${provider.url}/effects/by-key/{downstreamKey}`, headers: { Authorization: "Bearer x" }, succeeded: { status: [200] }, maxProbes: 1 };
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", probe } } })).status).toBe(201);
+    // As if the server's secret had changed since the tool was saved.
+    const tool = await app.db.tool.findFirstOrThrow({ where: { tenantId: keys.tenantId, name } });
+    const sealedElsewhere = encryptSecret("Bearer x", "another-secret-key-0123456789abcdef0123");
+    await app.db.tool.update({ where: { id: tool.id }, data: { probe: { ...(tool.probe as object), sealedHeaders: { Authorization: sealedElsewhere } } } });
+    const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: name, args: { amount: 500 } });
+    expect(c.status).toBe(201);
+    const lookupsBefore = provider.lookups();
+    await endLease(app.db, c.body.operationId);
+    const probed = await waitFor("the probe recorded", async () =>
+      app.db.auditEvent.findFirst({ where: { targetId: c.body.operationId, action: "operation.probed" } }),
+    );
+    expect((probed.after as { verdict: string }).verdict).toBe("skipped");
+    expect(probed.reason).toMatch(/cannot be opened with this server's TOLLGATE_SECRET_KEY/);
+    expect(provider.lookups()).toBe(lookupsBefore);
   });
 });

@@ -15,6 +15,8 @@ export type FakeProvider = {
   requests: () => number;
   // GET /effects/by-key/{key} lookups (reconciliation probes).
   lookups: () => number;
+  // The request headers of each lookup, in order (a probe's credentials arrive here).
+  lookupHeaders: () => IncomingMessage["headers"][];
   stop: () => Promise<void>;
 };
 
@@ -22,6 +24,7 @@ export async function startFakeProvider(options: { dedupe?: boolean } = {}): Pro
   const effects: Effect[] = [];
   let requests = 0;
   let lookups = 0;
+  const lookupHeaders: IncomingMessage["headers"][] = [];
 
   const server = createServer((req, res) => {
     void handle(req, res).catch(() => send(res, 500, { error: "fake provider failed" }));
@@ -32,6 +35,7 @@ export async function startFakeProvider(options: { dedupe?: boolean } = {}): Pro
     const lookup = /^\/effects\/by-key\/([^/?]+)$/.exec(req.url ?? "");
     if (lookup && req.method === "GET") {
       lookups += 1;
+      lookupHeaders.push(req.headers);
       const effect = effects.find((e) => e.downstreamKey === decodeURIComponent(lookup[1] ?? ""));
       return effect ? send(res, 200, { effect }) : send(res, 404, { error: "no effect with this key" });
     }
@@ -60,6 +64,7 @@ export async function startFakeProvider(options: { dedupe?: boolean } = {}): Pro
     effects: () => [...effects],
     requests: () => requests,
     lookups: () => lookups,
+    lookupHeaders: () => [...lookupHeaders],
     stop: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -1,0 +1,61 @@
+import { describe, expect, it } from "vitest";
+import { decryptSecret } from "@/lib/crypto/secret-box";
+import { openProbe, probeView, REDACTED, sealProbe } from "@/lib/probes/probe-headers";
+import { probeSchema } from "@/lib/probes/probe-schema";
+
+// A probe's header values (the provider's credential) at rest, on display and in the worker.
+
+const secret = "unit-secret-key-0123456789abcdef0123456789";
+const probe = (headers?: Record<string, string>) =>
+  probeSchema.parse({ url: "https://api.example.com/charges/{downstreamKey}", succeeded: { status: [200] }, ...(headers ? { headers } : {}) });
+
+describe("sealProbe", () => {
+  it("stores every value sealed and no plain `headers`", () => {
+    const stored = sealProbe(probe({ Authorization: "Bearer sk_1" }), null, secret);
+    expect(stored).not.toHaveProperty("headers");
+    const box = (stored.sealedHeaders as Record<string, string>).Authorization!;
+    expect(box).not.toContain("sk_1");
+    expect(decryptSecret(box, secret)).toBe("Bearer sk_1");
+  });
+
+  it("keeps a stored value for [redacted] (header names compared without case), replaces others, drops the ones left out", () => {
+    const first = sealProbe(probe({ Authorization: "Bearer sk_1", "X-Account": "acct_1", "X-Old": "gone" }), null, secret);
+    const second = sealProbe(probe({ authorization: REDACTED, "X-Account": "acct_2" }), first, secret);
+    const opened = openProbe(second, secret) as { headers: Record<string, string> };
+    expect(opened.headers).toEqual({ authorization: "Bearer sk_1", "X-Account": "acct_2" });
+  });
+
+  it("seals a plain value stored before headers were sealed when [redacted] keeps it", () => {
+    const legacy = { url: "https://api.example.com/x", succeeded: { status: [200] }, headers: { Authorization: "Bearer legacy" } };
+    const stored = sealProbe(probe({ Authorization: REDACTED }), legacy, secret);
+    expect(JSON.stringify(stored)).not.toContain("legacy");
+    expect((openProbe(stored, secret) as { headers: Record<string, string> }).headers).toEqual({ Authorization: "Bearer legacy" });
+  });
+
+  it("refuses [redacted] for a header with no stored value", () => {
+    expect(() => sealProbe(probe({ Authorization: REDACTED }), null, secret)).toThrow(/policy\.probe\.headers\.Authorization/);
+  });
+
+  it("a probe without headers is stored as it is", () => {
+    expect(sealProbe(probe(), null, secret)).toEqual(probe());
+  });
+});
+
+describe("probeView and openProbe", () => {
+  it("show names only, for sealed and for plain (older) values alike", () => {
+    const sealed = sealProbe(probe({ Authorization: "Bearer sk_1" }), null, secret);
+    expect(probeView(sealed)).toEqual({ ...probe(), headers: { Authorization: REDACTED } });
+    const legacy = { ...probe(), headers: { "X-Key": "plain" } };
+    expect(probeView(legacy)).toEqual({ ...probe(), headers: { "X-Key": REDACTED } });
+    expect(probeView(null)).toBeNull();
+    expect(probeView(probe())).toEqual(probe());
+  });
+
+  it("openProbe gives the worker a probe probeSchema accepts, and throws under another secret", () => {
+    const sealed = sealProbe(probe({ Authorization: "Bearer sk_1" }), null, secret);
+    expect(probeSchema.parse(openProbe(sealed, secret)).headers).toEqual({ Authorization: "Bearer sk_1" });
+    expect(() => openProbe(sealed, "another-secret-key-0123456789abcdef012345")).toThrow();
+    const legacy = { ...probe(), headers: { "X-Key": "plain" } };
+    expect(openProbe(legacy, secret)).toBe(legacy);
+  });
+});
