@@ -9,6 +9,8 @@ import { subscriptionView, type SubscriptionRow } from "@/lib/event-subscription
 // Creates or replaces an event subscription of the tenant: one atomic upsert (no
 // check-then-insert) and its audit event in one transaction. A new subscription gets a signing
 // secret, returned here once; replacing keeps the secret unless rotateSecret asks for a new one.
+// A subscription that was deleted (DELETE disables the row, its deliveries stay on record) does
+// not exist for the API, so a PUT of its name creates it again: a new secret, 201, "created".
 export async function putEventSubscription(options: {
   db: Db;
   tenantId: string;
@@ -22,28 +24,31 @@ export async function putEventSubscription(options: {
   const box = encryptSecret(secret, options.serverSecret);
   const rotate = input.rotateSecret ?? false;
   return db.$transaction(async (tx) => {
-    const before = await tx.$queryRaw<SubscriptionRow[]>`
-      SELECT name, url, events, created_at AS "createdAt", updated_at AS "updatedAt" FROM event_subscription
+    const before = await tx.$queryRaw<(SubscriptionRow & { deleted: boolean })[]>`
+      SELECT name, url, events, created_at AS "createdAt", updated_at AS "updatedAt", disabled_at IS NOT NULL AS deleted FROM event_subscription
       WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
+    const revived = before[0]?.deleted ?? false;
+    const newSecret = rotate || revived;
     const rows = await tx.$queryRaw<(SubscriptionRow & { inserted: boolean })[]>`
       INSERT INTO event_subscription (id, tenant_id, name, url, events, secret_encrypted)
       VALUES (${newId("sub")}, ${tenantId}, ${name}, ${input.url}, ${input.events}::text[], ${box})
       ON CONFLICT (tenant_id, name) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events, updated_at = now(), disabled_at = NULL,
-        secret_encrypted = CASE WHEN ${rotate} THEN EXCLUDED.secret_encrypted ELSE event_subscription.secret_encrypted END
+        secret_encrypted = CASE WHEN ${newSecret} THEN EXCLUDED.secret_encrypted ELSE event_subscription.secret_encrypted END,
+        created_at = CASE WHEN ${revived} THEN now() ELSE event_subscription.created_at END
       RETURNING name, url, events, created_at AS "createdAt", updated_at AS "updatedAt", (xmax = 0) AS inserted`;
     const row = rows[0];
     if (!row) throw new Error("event subscription upsert returned no row");
     const subscription = subscriptionView(row);
-    const showSecret = row.inserted || rotate;
+    const created = row.inserted || revived;
     await recordAudit(tx, {
       tenantId,
       actor,
-      action: row.inserted ? "event_subscription.created" : "event_subscription.replaced",
+      action: created ? "event_subscription.created" : "event_subscription.replaced",
       targetType: "event_subscription",
       targetId: name,
-      before: before[0] ? subscriptionView(before[0]) : null,
-      after: { ...subscription, secretRotated: !row.inserted && rotate },
+      before: before[0] && !revived ? subscriptionView(before[0]) : null,
+      after: { ...subscription, secretRotated: !created && rotate },
     });
-    return { created: row.inserted, subscription, ...(showSecret ? { secret } : {}) };
+    return { created, subscription, ...(created || rotate ? { secret } : {}) };
   });
 }

@@ -4,9 +4,12 @@ import { operationView, type SqlOperation } from "@/lib/operations/operation-vie
 import type { OperationView } from "@/lib/operations/operation-schemas";
 
 // Status views only: never the fencing token, never the key (which is not even stored).
-export async function getOperation(options: { db: Db; tenantId: string; operationId: string }): Promise<OperationView | null> {
+// `tools` is the API key's tool list: a key limited to some tools sees only their operations
+// (the others answer 404, as another tenant's would); empty means every tool.
+export async function getOperation(options: { db: Db; tenantId: string; tools: string[]; operationId: string }): Promise<OperationView | null> {
   const rows = await options.db.$queryRaw<{ v: SqlOperation }[]>`
-    SELECT tollgate_op_view(o) AS v FROM operation o WHERE o.id = ${options.operationId} AND o.tenant_id = ${options.tenantId}`;
+    SELECT tollgate_op_view(o) AS v FROM operation o WHERE o.id = ${options.operationId} AND o.tenant_id = ${options.tenantId}
+      AND (cardinality(${options.tools}::text[]) = 0 OR o.tool = ANY(${options.tools}::text[]))`;
   return rows[0] ? operationView(rows[0].v) : null;
 }
 
@@ -15,9 +18,11 @@ export async function findOperationByKey(options: {
   db: Db;
   tenantId: string;
   principal: string;
+  tools: string[];
   tool: string;
   idempotencyKey: string;
 }): Promise<OperationView | null> {
+  if (options.tools.length > 0 && !options.tools.includes(options.tool)) return null;
   const rows = await options.db.$queryRaw<{ v: SqlOperation }[]>`
     SELECT tollgate_op_view(o) AS v FROM operation o
     WHERE o.tenant_id = ${options.tenantId} AND o.principal = ${options.principal} AND o.tool = ${options.tool}

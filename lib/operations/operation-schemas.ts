@@ -8,8 +8,13 @@ import { isJsonObject, type Json } from "@/lib/operations/canonical-json";
 // 1..255 printable ASCII characters (0x21..0x7E), as the contract and the IETF draft ask.
 export const idempotencyKeyPattern = /^[\x21-\x7e]{1,255}$/;
 
-const fencingToken = z.union([z.string().regex(/^[1-9][0-9]{0,18}$/, "must be the fencingToken string from the claim"), z.number().int().positive()])
-  .transform((v) => BigInt(v));
+// Tokens come from a bigint sequence: anything past its maximum is malformed (a 400), not a stale
+// token, and must not reach PostgreSQL's ::bigint cast, which would fail the statement (a 500).
+const INT64_MAX = 9223372036854775807n;
+export const fencingTokenSchema = z
+  .union([z.string().regex(/^[1-9][0-9]{0,18}$/, "must be the fencingToken string from the claim"), z.number().int().positive()])
+  .transform((v) => BigInt(v))
+  .refine((v) => v <= INT64_MAX, "must be the fencingToken string from the claim (at most 9223372036854775807)");
 const shortText = (max: number) => z.string().min(1).max(max);
 // Any JSON value, kept as parsed (JSON.parse already proved it is JSON). Not z.json(): that
 // rebuilds objects (dropping keys such as "__proto__") and emits a recursive $ref that does
@@ -29,11 +34,11 @@ export const claimRequestSchema = z
   })
   .strict();
 
-export const heartbeatRequestSchema = z.object({ fencingToken }).strict();
+export const heartbeatRequestSchema = z.object({ fencingToken: fencingTokenSchema }).strict();
 
 export const completeRequestSchema = z
   .object({
-    fencingToken,
+    fencingToken: fencingTokenSchema,
     outcome: z.enum(["succeeded", "failed", "unknown"]),
     retryable: z.boolean().optional(),
     result: z

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fencingTokenSchema } from "@/lib/operations/operation-schemas";
 
 // Request and response of PUT /api/v1/operations/{id}/side-effects/{name}; the route validates
 // with these and the OpenAPI document is generated from them.
@@ -9,14 +10,11 @@ export const sideEffectNameSchema = z
 
 export const sideEffectStates = ["intended", "sent", "confirmed", "failed", "unknown"] as const;
 
-const fencingToken = z
-  .union([z.string().regex(/^[1-9][0-9]{0,18}$/, "must be the fencingToken string from the claim"), z.number().int().positive()])
-  .transform((v) => BigInt(v));
 const providerId = z.string().min(1).max(500);
 
 export const sideEffectRequestSchema = z
   .object({
-    fencingToken,
+    fencingToken: fencingTokenSchema,
     provider: z.string().regex(/^[\x21-\x7e]{1,100}$/, "must be 1..100 printable ASCII characters without spaces"),
     state: z.enum(sideEffectStates),
     providerRequestId: providerId.optional(),

@@ -428,6 +428,26 @@ describe("claim: one test per row of the contract's table", () => {
     expect((await claim(app.baseUrl, limited.secret, newKey(), { tool: allowed, args: {} })).status).toBe(201);
   });
 
+  it("a key limited to some tools reads only their operations: the others are 404, by id and by key", async () => {
+    const allowed = await createTool();
+    const other = await createTool();
+    // Same principal as acme.agent, so the lookup by key would otherwise find acme.agent's operation.
+    const limited = await createApiKey({ db: app.db, tenantId: acme.tenantId, input: { principal: "acme-agent", role: "agent", tools: [allowed] }, actor: "test" });
+    const key = newKey();
+    const mine = await claim(app.baseUrl, acme.agent, key, { tool: allowed, args: {} });
+    const theirs = await claim(app.baseUrl, acme.agent, key, { tool: other, args: {} });
+    expect([mine.status, theirs.status]).toEqual([201, 201]);
+
+    const byId = (id: string) => call(app.baseUrl, "GET", `/api/v1/operations/${id}`, { key: limited.secret });
+    const byKey = (tool: string) => call(app.baseUrl, "GET", `/api/v1/operations?tool=${tool}&idempotencyKey=${encodeURIComponent(key)}`, { key: limited.secret });
+    expect((await byId(mine.body.operationId)).status).toBe(200);
+    expect((await byKey(allowed)).status).toBe(200);
+    expectProblem(await byId(theirs.body.operationId), 404, "operation-not-found");
+    expectProblem(await byKey(other), 404, "operation-not-found");
+    // The unlimited key of the same principal still sees both.
+    expect((await call(app.baseUrl, "GET", `/api/v1/operations/${theirs.body.operationId}`, { key: acme.agent })).status).toBe(200);
+  });
+
   it.each([
     { name: "no key", headers: {} as Record<string, string> },
     { name: "an unknown key", headers: { authorization: "Bearer tg_not-a-real-key-0000000000000000" } },

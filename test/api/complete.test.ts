@@ -318,6 +318,29 @@ describe("complete: the lease holder reports the outcome", () => {
     expectProblem(res, 409, "lease-lost");
     expect(await snapshot(op.operationId)).toEqual(before);
   });
+
+  it.each([
+    { name: "one past the bigint maximum, as a string", token: "9223372036854775808" },
+    { name: "nineteen nines", token: "9999999999999999999" },
+    { name: "a number past it", token: 1e30 },
+  ])("a token no sequence can issue ($name) → 400 on complete, heartbeat and side effects, and nothing changes", async ({ token }) => {
+    const op = await claimNew(await createTool());
+    const before = await snapshot(op.operationId);
+
+    const answers = [
+      await complete(op.operationId, { fencingToken: token, outcome: "succeeded" }),
+      await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/heartbeat`, { key: acme.agent, body: { fencingToken: token } }),
+      await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/charge`, {
+        key: acme.agent,
+        body: { fencingToken: token, provider: "stripe", state: "intended" },
+      }),
+    ];
+    for (const res of answers) {
+      expectProblem(res, 400, "invalid-request");
+      expect(res.body.errors[0].path).toBe("fencingToken");
+    }
+    expect(await snapshot(op.operationId)).toEqual(before);
+  });
 });
 
 describe("heartbeat: the lease holder extends its lease", () => {

@@ -106,15 +106,26 @@ describe("event subscriptions API", () => {
     expectProblem(await putSubscription("by-agent", { url: "https://x.example.com", events: ["operation.unknown"] }, acme.agent), 403, "forbidden");
     expect(await app.db.eventSubscription.count({ where: { name: { in: ["bad-one", "by-agent"] } } })).toBe(0);
 
-    expect((await putSubscription("globex-only", { url: "https://x.example.com", events: ["operation.unknown"] }, globex.admin)).status).toBe(201);
+    const first = await putSubscription("globex-only", { url: "https://x.example.com", events: ["operation.unknown"] }, globex.admin);
+    expect(first.status).toBe(201);
     expectProblem(await call(app.baseUrl, "GET", "/api/v1/event-subscriptions/globex-only", { key: acme.admin }), 404, "subscription-not-found");
     expectProblem(await call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/globex-only", { key: acme.admin }), 404, "subscription-not-found");
 
     const removed = await call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/globex-only", { key: globex.admin });
     expect(removed.status, removed.text).toBe(204);
     expectProblem(await call(app.baseUrl, "GET", "/api/v1/event-subscriptions/globex-only", { key: globex.admin }), 404, "subscription-not-found");
-    // A PUT of the same name turns it on again.
-    expect((await putSubscription("globex-only", { url: "https://x.example.com", events: ["operation.unknown"] }, globex.admin)).status).toBe(200);
+    // It no longer exists for the API, so a PUT of the same name creates it again: 201, with a new
+    // secret shown once (not the old one, which its owner may have thrown away).
+    const again = await putSubscription("globex-only", { url: "https://x.example.com", events: ["operation.unknown"] }, globex.admin);
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.secret).toMatch(/^whsec_/);
+    expect(again.body.secret).not.toBe(first.body.secret);
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { tenantId: globex.tenantId, targetId: "globex-only" }, orderBy: { id: "desc" } });
+    expect(audit).toMatchObject({ action: "event_subscription.created", before: null });
+    // And a PUT of the live subscription is a replacement again, keeping that secret.
+    const replaced = await putSubscription("globex-only", { url: "https://y.example.com", events: ["operation.unknown"] }, globex.admin);
+    expect(replaced.status).toBe(200);
+    expect(replaced.body.secret).toBeUndefined();
   });
 });
 

@@ -11,8 +11,8 @@ export const GET = withApiKey<{ id: string }>(
   { route: "/api/v1/operations/{id}", roles: ["agent", "approver", "admin"] },
   async ({ key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
-    const view = await getOperation({ db: db(), tenantId: key.tenantId, operationId: params.id });
-    if (!view) throw new ProblemError("operation-not-found", "No operation with this id exists in your tenant.");
+    const view = await getOperation({ db: db(), tenantId: key.tenantId, tools: key.tools, operationId: params.id });
+    if (!view) throw new ProblemError("operation-not-found", "No operation with this id exists in your tenant (for this key's tools).");
     return json(view);
   },
 );
