@@ -1,5 +1,6 @@
 import { ProblemError } from "@/lib/http/problem";
 import { formatPath } from "@/lib/http/format-path";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH, unstorableText as unstorable } from "@/lib/http/json-limits";
 import { assertJsonMediaType, readBody } from "@/lib/http/read-body";
 
 export { KiB } from "@/lib/http/read-body";
@@ -17,15 +18,18 @@ export async function readJson(req: Request, options: { maxBytes: number }): Pro
   } catch (error) {
     throw new ProblemError("invalid-json", `The body is not valid JSON: ${(error as Error).message}`);
   }
+  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    const message = `nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`;
+    throw new ProblemError("invalid-request", `The body ${message}.`, { extras: { errors: [{ path: "body", message }] } });
+  }
   // Decoding never yields a lone surrogate (bad bytes become U+FFFD) and JSON forbids a raw
   // U+0000 inside strings, so only a \u escape can smuggle one in: most bodies skip the walk.
   if (text.includes("\\u")) assertStorableText(value);
   return value;
 }
 
-// PostgreSQL text and jsonb cannot hold U+0000 or half of a surrogate pair. Refusing them here,
-// for every body, turns what would be a database error (a 500) into a clear 400.
-const unstorable = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+// PostgreSQL text and jsonb cannot hold U+0000 or half of a surrogate pair (unstorable). Refusing
+// them here, for every body, turns what would be a database error (a 500) into a clear 400.
 
 function assertStorableText(value: unknown, path: (string | number)[] = []): void {
   if (typeof value === "string") {

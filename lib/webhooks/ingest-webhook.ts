@@ -4,6 +4,7 @@ import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { ProblemError } from "@/lib/http/problem";
 import { loadWebhookConnection, type IngestConnection } from "@/lib/webhooks/load-webhook-connection";
 import { isStorableJson } from "@/lib/webhooks/storable-json";
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "@/lib/http/json-limits";
 import { verifySignature, type VerifyFailure } from "@/lib/webhooks/verify-signature";
 import { webhookMetrics } from "@/lib/webhooks/webhook-metrics";
 import type { WebhookIngestResponse } from "@/lib/webhooks/webhook-schemas";
@@ -112,6 +113,10 @@ function parsePayload(body: Buffer, count: (r: string) => void): { text: string;
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     count("invalid-payload");
     throw new ProblemError("invalid-request", "The event payload must be a JSON object.");
+  }
+  if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    count("invalid-payload");
+    throw new ProblemError("invalid-request", `The payload nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`);
   }
   if (!isStorableJson(value)) {
     count("invalid-payload");

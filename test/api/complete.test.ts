@@ -319,6 +319,26 @@ describe("complete: the lease holder reports the outcome", () => {
     expect(await snapshot(op.operationId)).toEqual(before);
   });
 
+  it("a result nested deeper than 128 levels → 400 (the canonical form would overflow the stack), and nothing changes; 128 is fine", async () => {
+    const op = await claimNew(await createTool());
+    const before = await snapshot(op.operationId);
+    // Sent as text: the test's own JSON.stringify would overflow the stack at this depth too.
+    const withBody = (depth: number) =>
+      call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+        key: acme.agent,
+        headers: { "content-type": "application/json" },
+        rawBody: `{"fencingToken":"${op.token}","outcome":"succeeded","result":{"body":${"[".repeat(depth)}${"]".repeat(depth)}}}`,
+      });
+
+    expectProblem(await withBody(10_000), 400, "invalid-request");
+    expect(await snapshot(op.operationId)).toEqual(before);
+
+    // The request object and `result` are two levels, so the deepest accepted body has 126 of its own.
+    expectProblem(await withBody(127), 400, "invalid-request");
+    const ok = await withBody(126);
+    expect(ok.status, ok.text).toBe(200);
+  });
+
   it.each([
     { name: "one past the bigint maximum, as a string", token: "9223372036854775808" },
     { name: "nineteen nines", token: "9999999999999999999" },

@@ -224,7 +224,8 @@ describe("other refusals store nothing either", () => {
 
   it("a correctly signed body that is not a JSON object is 400 and not stored", async () => {
     const before = await eventCount();
-    for (const body of ["[1,2]", "not json", '"\\u0000"', '{"type":"x","bad":"\\u0000"}']) {
+    const deep = `{"type":"x","data":${"[".repeat(5000)}${"]".repeat(5000)}}`;
+    for (const body of ["[1,2]", "not json", '"\\u0000"', '{"type":"x","bad":"\\u0000"}', deep]) {
       const res = await deliver(app.baseUrl, standard.connectionId, signStandard(standardSecret, body));
       expect([400], res.text).toContain(res.status);
       expect(["invalid-json", "invalid-request"]).toContain(res.body.code);

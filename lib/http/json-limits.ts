@@ -1,0 +1,28 @@
+// Limits every JSON body Tollgate parses (API requests, webhook payloads) is held to, so that
+// what was accepted can be walked, canonicalized and stored without failing later (a 500).
+
+// Deeper than any tool's arguments or result needs; the code that walks JSON (canonical form,
+// fingerprints, diff paths) recurses, and a 10 KB body of nested brackets would otherwise
+// exhaust the stack.
+export const MAX_JSON_DEPTH = 128;
+
+// True when the JSON text nests arrays and objects deeper than `max`. A scan of the text
+// (brackets outside strings), not a walk of the parsed value: it cannot overflow the stack.
+export function jsonNestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+// PostgreSQL text and jsonb cannot hold U+0000 nor half of a surrogate pair.
+export const unstorableText = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
