@@ -1,4 +1,5 @@
 import type { Db } from "@/lib/db";
+import { isStorableDate } from "@/lib/db/storable-date";
 import { ProblemError } from "@/lib/http/problem";
 import type { ApprovalView, ListApprovalsQuery } from "@/lib/approvals/approval-schemas";
 
@@ -64,7 +65,7 @@ function encodeApprovalCursor(at: Date, id: string): string {
 function decodeApprovalCursor(cursor: string): { at: Date; id: string } {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
-    if (typeof at === "string" && typeof id === "string" && !Number.isNaN(Date.parse(at))) return { at: new Date(at), id };
+    if (typeof at === "string" && typeof id === "string" && isStorableDate(new Date(at))) return { at: new Date(at), id };
   } catch {
     // fall through
   }

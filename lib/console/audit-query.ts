@@ -1,4 +1,5 @@
-import { createLoader, createParser, createSerializer, parseAsIsoDateTime, parseAsStringLiteral, type inferParserType } from "nuqs/server";
+import { createLoader, createParser, createSerializer, parseAsStringLiteral, type inferParserType } from "nuqs/server";
+import { parseAsStorableDateTime } from "@/lib/db/storable-date";
 
 // The audit log's URL: filters and the keyset position, so a filtered view is a link.
 // No Prisma here: the client filter bar uses these parsers too.
@@ -49,8 +50,8 @@ export const auditQueryParsers = {
   actor: parseAsText(300).withDefault(""),
   type: parseAsStringLiteral(auditTargetTypes),
   target: parseAsText(300).withDefault(""),
-  from: parseAsIsoDateTime,
-  to: parseAsIsoDateTime,
+  from: parseAsStorableDateTime,
+  to: parseAsStorableDateTime,
   // Keyset position: events older than `before`, or newer than `after` (ids, newest first).
   before: parseAsId,
   after: parseAsId,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db";
+import { isStorableDate } from "@/lib/db/storable-date";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { operationsFirstPage, type OperationsQuery, type OperationSortColumn } from "@/lib/console/operations-query";
 
@@ -150,7 +151,12 @@ function searchSql(q: string): Prisma.Sql {
 type Cursor = { at: string; id: string };
 
 // A cursor names its sort, so a link whose sort was edited by hand starts again at page 1.
-const cursorSchema = z.tuple([z.enum(["created", "updated"]), z.enum(["asc", "desc"]), z.iso.datetime(), z.string().min(1).max(100)]);
+const cursorSchema = z.tuple([
+  z.enum(["created", "updated"]),
+  z.enum(["asc", "desc"]),
+  z.iso.datetime().refine((at) => isStorableDate(new Date(at))),
+  z.string().min(1).max(100),
+]);
 
 // Exported for the benchmark, which starts its deep pages from a row it picked.
 export function operationsCursor(query: OperationsQuery, row: Pick<OperationRow, "id" | "createdAt" | "updatedAt">): string {

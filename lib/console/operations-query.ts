@@ -5,12 +5,12 @@ import {
   parseAsArrayOf,
   parseAsBoolean,
   parseAsInteger,
-  parseAsIsoDateTime,
   parseAsNumberLiteral,
   parseAsStringLiteral,
   type inferParserType,
   type Nullable,
 } from "nuqs/server";
+import { parseAsStorableDateTime } from "@/lib/db/storable-date";
 
 // The operations table's URL: every filter, the sort, the page size and the keyset cursor
 // live in the query string, so a view is a link. One parser map serves the server page
@@ -41,8 +41,8 @@ export const operationsQueryParsers = {
   state: parseAsArrayOf(parseAsStringLiteral(operationStates)).withDefault([]),
   tool: parseAsText(100).withDefault(""),
   principal: parseAsText(200).withDefault(""),
-  from: parseAsIsoDateTime,
-  to: parseAsIsoDateTime,
+  from: parseAsStorableDateTime,
+  to: parseAsStorableDateTime,
   conflicts: parseAsBoolean.withDefault(false),
   sort: parseAsStringLiteral(operationSortColumns).withDefault("created"),
   dir: parseAsStringLiteral(["asc", "desc"] as const).withDefault("desc"),

@@ -287,6 +287,11 @@ describe("who decides", () => {
     expect(decided.map((r) => r.id).sort()).toEqual(asked.slice(0, 3).sort());
     expect(sortedBy(decided, (r) => r.decidedAt ?? "", -1)).toBe(true);
     expectProblem(await call(app.baseUrl, "GET", "/api/v1/approvals?cursor=bm90LWEtY3Vyc29y", { key: tenant.approver }), 400, "invalid-request");
+    // Well-formed, but dated in a year PostgreSQL cannot take (0 and -100000): 400 too, not a 500.
+    for (const at of ["0000-06-01T00:00:00Z", "-100000-01-01T00:00:00Z"]) {
+      const forged = Buffer.from(JSON.stringify([at, "apr_x"])).toString("base64url");
+      expectProblem(await call(app.baseUrl, "GET", `/api/v1/approvals?cursor=${forged}`, { key: tenant.approver }), 400, "invalid-request");
+    }
   });
 });
 

@@ -61,6 +61,15 @@ describe("CSV export of the operations table", () => {
     expect(rows.every((r) => r.split(",")[stateColumn] === "failed")).toBe(true);
   });
 
+  it("a date filter PostgreSQL cannot take (year 0, a hand-edited URL) is ignored, not a 500; a real one applies", async () => {
+    const ignored = await viewer.request("GET", "/api/console/acme/operations/export?state=failed&from=0000-06-01T00:00:00Z&to=-100000-01-01T00:00:00Z");
+    expect(ignored.status, ignored.text.slice(0, 300)).toBe(200);
+    expect(parseCsvLines(ignored.text).slice(1)).toHaveLength(833);
+    const future = await viewer.request("GET", "/api/console/acme/operations/export?state=failed&from=9999-01-01T00:00:00Z");
+    expect(future.status).toBe(200);
+    expect(parseCsvLines(future.text).slice(1)).toHaveLength(0);
+  });
+
   it("quotes separators and defuses spreadsheet formulas", async () => {
     const res = await viewer.request("GET", "/api/console/acme/operations/export");
     const line = parseCsvLines(res.text).find((l) => l.startsWith("op_acme_1,"));
