@@ -2,6 +2,7 @@ import { db } from "@/lib/db";
 import { json } from "@/lib/http/respond";
 import { ProblemError } from "@/lib/http/problem";
 import { withoutAuth } from "@/lib/http/with-api-key";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -14,3 +15,5 @@ export const GET = withoutAuth("/api/health", async () => {
   }
   return json({ ok: true, database: "up" });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/health", ["GET"]);

@@ -1,4 +1,5 @@
 import { metrics } from "@/lib/metrics/registry";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -7,3 +8,5 @@ export async function GET(): Promise<Response> {
   const { registry } = metrics();
   return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
 }
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/metrics", ["GET"]);

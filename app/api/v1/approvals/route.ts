@@ -3,6 +3,7 @@ import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { listApprovals } from "@/lib/approvals/list-approvals";
 import { listApprovalsQuerySchema } from "@/lib/approvals/approval-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -11,3 +12,5 @@ export const GET = withApiKey({ route: "/api/v1/approvals", roles: ["approver", 
   const query = listApprovalsQuerySchema.parse(Object.fromEntries(new URL(req.url).searchParams));
   return json(await listApprovals({ db: db(), tenantId: key.tenantId, query, allowedTools: key.tools }));
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/approvals", ["GET"]);

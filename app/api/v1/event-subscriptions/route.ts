@@ -2,6 +2,7 @@ import { db } from "@/lib/db";
 import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { listEventSubscriptions } from "@/lib/event-subscriptions/get-event-subscription";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -9,3 +10,5 @@ export const dynamic = "force-dynamic";
 export const GET = withApiKey({ route: "/api/v1/event-subscriptions", roles: ["admin"] }, async ({ key }) =>
   json({ subscriptions: await listEventSubscriptions({ db: db(), tenantId: key.tenantId }) }),
 );
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/event-subscriptions", ["GET"]);

@@ -8,6 +8,7 @@ import { withApiKey } from "@/lib/http/with-api-key";
 import { claimOperation } from "@/lib/operations/claim-operation";
 import { findOperationByKey } from "@/lib/operations/get-operation";
 import { claimRequestSchema, idempotencyKeyPattern, lookupQuerySchema } from "@/lib/operations/operation-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -50,3 +51,5 @@ export const GET = withApiKey({ route, roles: ["agent", "approver", "admin"] }, 
   ctx.annotate({ operationId: view.operationId });
   return json(view);
 });
+
+export const { PUT, PATCH, DELETE } = otherMethods("/api/v1/operations", ["GET", "POST"]);

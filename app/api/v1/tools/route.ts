@@ -2,6 +2,7 @@ import { db } from "@/lib/db";
 import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { listTools } from "@/lib/tools/get-tool";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -9,3 +10,5 @@ export const dynamic = "force-dynamic";
 export const GET = withApiKey({ route: "/api/v1/tools", roles: ["admin"] }, async ({ key }) => {
   return json({ tools: await listTools({ db: db(), tenantId: key.tenantId }) });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/tools", ["GET"]);

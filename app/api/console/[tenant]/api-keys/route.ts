@@ -3,6 +3,7 @@ import { apiKeyInputSchema, createApiKey } from "@/lib/api-keys/create-api-key";
 import { KiB, readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -12,3 +13,5 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   const { key, secret } = await createApiKey({ db: db(), tenantId: tenant.id, input, actor: `user:${user.email}` });
   return json({ key, secret }, 201, { "cache-control": "no-store" });
 });
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/api-keys", ["POST"]);

@@ -3,6 +3,7 @@ import { KiB, readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { listSavedViews, saveView } from "@/lib/console/saved-views";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -18,3 +19,5 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   const { view, replaced } = await saveView({ db: db(), tenantId: tenant.id, user, input: input as { name: string; query: string } });
   return json({ view, replaced }, replaced ? 200 : 201);
 });
+
+export const { PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/saved-views", ["GET", "POST"]);

@@ -4,6 +4,7 @@ import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { subscriptionNameSchema, subscriptionRequestSchema } from "@/lib/event-subscriptions/event-subscription-schemas";
 import { putEventSubscription } from "@/lib/event-subscriptions/put-event-subscription";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -15,3 +16,5 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   const { created, subscription, secret } = await putEventSubscription({ db: db(), tenantId: tenant.id, name, input, actor: `user:${user.email}` });
   return json({ ...subscription, ...(secret ? { secret } : {}) }, created ? 201 : 200, { "cache-control": "no-store" });
 });
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/subscriptions", ["POST"]);

@@ -5,6 +5,7 @@ import { KiB, readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { createUser, userInputSchema } from "@/lib/users/create-user";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -22,3 +23,5 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   });
   return json({ user: { id: created.id, email: created.email, role: created.role }, generatedPassword: generated }, 201, { "cache-control": "no-store" });
 });
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/users", ["POST"]);

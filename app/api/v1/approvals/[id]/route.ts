@@ -3,6 +3,7 @@ import { ProblemError } from "@/lib/http/problem";
 import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { getApproval } from "@/lib/approvals/list-approvals";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -14,3 +15,5 @@ export const GET = withApiKey<{ id: string }>({ route: "/api/v1/approvals/{id}",
   }
   return json(approval);
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/approvals/{id}", ["GET"]);

@@ -7,6 +7,7 @@ import { subscriptionNameSchema, subscriptionRequestSchema } from "@/lib/event-s
 import { getEventSubscription } from "@/lib/event-subscriptions/get-event-subscription";
 import { putEventSubscription } from "@/lib/event-subscriptions/put-event-subscription";
 import { removeEventSubscription } from "@/lib/event-subscriptions/remove-event-subscription";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -43,3 +44,5 @@ function parseName(raw: string): string {
   const message = parsed.error.issues[0]?.message ?? "invalid";
   throw new ProblemError("invalid-request", `name: ${message}`, { extras: { errors: [{ path: "name", message }] } });
 }
+
+export const { POST, PATCH } = otherMethods("/api/v1/event-subscriptions/{name}", ["GET", "PUT", "DELETE"]);

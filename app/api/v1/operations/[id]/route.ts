@@ -3,6 +3,7 @@ import { ProblemError } from "@/lib/http/problem";
 import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { getOperation } from "@/lib/operations/get-operation";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -16,3 +17,5 @@ export const GET = withApiKey<{ id: string }>(
     return json(view);
   },
 );
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}", ["GET"]);

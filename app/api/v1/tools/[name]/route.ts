@@ -6,6 +6,7 @@ import { withApiKey } from "@/lib/http/with-api-key";
 import { getTool } from "@/lib/tools/get-tool";
 import { putTool } from "@/lib/tools/put-tool";
 import { toolDefinitionSchema, toolNameSchema } from "@/lib/tools/tool-schema";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -33,3 +34,5 @@ function parseName(raw: string): string {
   const message = parsed.error.issues[0]?.message ?? "invalid";
   throw new ProblemError("invalid-request", `name: ${message}`, { extras: { errors: [{ path: "name", message }] } });
 }
+
+export const { POST, PATCH, DELETE } = otherMethods("/api/v1/tools/{name}", ["GET", "PUT"]);

@@ -7,6 +7,7 @@ import { getWebhookConnection } from "@/lib/webhooks/get-webhook-connection";
 import { putWebhookConnection } from "@/lib/webhooks/put-webhook-connection";
 import { requestOrigin } from "@/lib/webhooks/request-origin";
 import { connectionNameSchema, webhookConnectionRequestSchema } from "@/lib/webhooks/webhook-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -41,3 +42,5 @@ function parseName(raw: string): string {
   const message = parsed.error.issues[0]?.message ?? "invalid";
   throw new ProblemError("invalid-request", `name: ${message}`, { extras: { errors: [{ path: "name", message }] } });
 }
+
+export const { POST, PATCH, DELETE } = otherMethods("/api/v1/webhook-connections/{name}", ["GET", "PUT"]);

@@ -3,6 +3,7 @@ import { json } from "@/lib/http/respond";
 import { handleRequest } from "@/lib/http/handle-errors";
 import { ingestWebhook } from "@/lib/webhooks/ingest-webhook";
 import { MiB, readRawBody } from "@/lib/webhooks/read-raw-body";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -15,3 +16,5 @@ export function POST(req: Request, routeContext: { params: Promise<{ connectionI
     return json(answer);
   });
 }
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/webhooks/{connectionId}", ["POST"]);

@@ -2,6 +2,7 @@ import { db } from "@/lib/db";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { loadOperationsQuery } from "@/lib/console/operations-query";
 import { exportOperationsCsv } from "@/lib/console/export-operations-csv";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -22,3 +23,5 @@ export const GET = withConsoleUser<{ tenant: string }>(
     });
   },
 );
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/operations/export", ["GET"]);

@@ -3,6 +3,7 @@ import { resolveBulkRequestSchema, resolveMany } from "@/lib/console/resolve-man
 import { KiB, readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -16,3 +17,5 @@ export const POST = withConsoleUser<{ tenant: string }>(
     return json(result);
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/operations/resolve-bulk", ["POST"]);

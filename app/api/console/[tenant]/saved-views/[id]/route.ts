@@ -1,6 +1,7 @@
 import { db } from "@/lib/db";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { deleteSavedView } from "@/lib/console/saved-views";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -12,3 +13,5 @@ export const DELETE = withConsoleUser<{ tenant: string; id: string }>(
     return new Response(null, { status: 204 });
   },
 );
+
+export const { GET, POST, PUT, PATCH } = otherMethods("/api/console/{tenant}/saved-views/{id}", ["DELETE"]);

@@ -7,6 +7,7 @@ import { withConsoleUser } from "@/lib/http/with-console-user";
 import { getTool } from "@/lib/tools/get-tool";
 import { putTool } from "@/lib/tools/put-tool";
 import { toolDefinitionSchema, toolNameSchema } from "@/lib/tools/tool-schema";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -28,3 +29,5 @@ export const PUT = withConsoleUser<{ tenant: string; name: string }>(
     return json(tool);
   },
 );
+
+export const { GET, POST, PATCH, DELETE } = otherMethods("/api/console/{tenant}/tools/{name}", ["PUT"]);

@@ -6,6 +6,7 @@ import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { setUserDisabled } from "@/lib/users/disable-user";
 import { setUserRole } from "@/lib/users/set-user-role";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -27,3 +28,5 @@ export const PATCH = withConsoleUser<{ tenant: string; id: string }>(
     return json(result);
   },
 );
+
+export const { GET, POST, PUT, DELETE } = otherMethods("/api/console/{tenant}/users/{id}", ["PATCH"]);

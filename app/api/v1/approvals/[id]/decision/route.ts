@@ -4,6 +4,7 @@ import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { decideApproval } from "@/lib/approvals/decide-approval";
 import { decisionRequestSchema } from "@/lib/approvals/approval-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -24,3 +25,5 @@ export const POST = withApiKey<{ id: string }>(
     return json(approval);
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/approvals/{id}/decision", ["POST"]);

@@ -4,6 +4,7 @@ import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { completeOperation } from "@/lib/operations/complete-operation";
 import { completeRequestSchema } from "@/lib/operations/operation-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -18,3 +19,5 @@ export const POST = withApiKey<{ id: string }>(
     return json(view);
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}/complete", ["POST"]);

@@ -4,6 +4,7 @@ import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { heartbeatOperation } from "@/lib/operations/heartbeat-operation";
 import { heartbeatRequestSchema } from "@/lib/operations/operation-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -16,3 +17,5 @@ export const POST = withApiKey<{ id: string }>(
     return json(await heartbeatOperation({ db: db(), key, operationId: params.id, fencingToken: input.fencingToken }));
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}/heartbeat", ["POST"]);

@@ -5,6 +5,7 @@ import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -21,3 +22,5 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
     return json({ key });
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/api-keys/{id}/revoke", ["POST"]);

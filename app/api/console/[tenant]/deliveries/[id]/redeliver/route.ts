@@ -2,6 +2,7 @@ import { db } from "@/lib/db";
 import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { redeliver } from "@/lib/outbox/redeliver";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -14,3 +15,5 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
     return json({ id: params.id, state: "pending", previousState });
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/deliveries/{id}/redeliver", ["POST"]);

@@ -4,6 +4,7 @@ import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { resolveOperation } from "@/lib/operations/resolve-operation";
 import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -24,3 +25,5 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
     return json(view);
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/operations/{id}/resolve", ["POST"]);

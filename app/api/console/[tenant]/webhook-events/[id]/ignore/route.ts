@@ -4,6 +4,7 @@ import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { ignoreWebhookEvent } from "@/lib/webhooks/ignore-webhook-event";
 import { ignoreEventRequestSchema } from "@/lib/webhooks/webhook-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -17,3 +18,5 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
     return json(result);
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/webhook-events/{id}/ignore", ["POST"]);

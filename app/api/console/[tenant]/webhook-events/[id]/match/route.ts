@@ -4,6 +4,7 @@ import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { matchWebhookEvent } from "@/lib/webhooks/match-webhook-event";
 import { matchEventRequestSchema } from "@/lib/webhooks/webhook-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -18,3 +19,5 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
     return json(view);
   },
 );
+
+export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/webhook-events/{id}/match", ["POST"]);

@@ -5,6 +5,7 @@ import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { recordSideEffect } from "@/lib/side-effects/record-side-effect";
 import { sideEffectNameSchema, sideEffectRequestSchema } from "@/lib/side-effects/side-effect-schemas";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -20,3 +21,5 @@ export const PUT = withApiKey<{ id: string; name: string }>(
     return json(effect);
   },
 );
+
+export const { GET, POST, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}/side-effects/{name}", ["PUT"]);
