@@ -30,7 +30,6 @@ export async function readJson(req: Request, options: { maxBytes: number }): Pro
 
 // PostgreSQL text and jsonb cannot hold U+0000 or half of a surrogate pair (unstorable). Refusing
 // them here, for every body, turns what would be a database error (a 500) into a clear 400.
-
 function assertStorableText(value: unknown, path: (string | number)[] = []): void {
   if (typeof value === "string") {
     if (unstorable.test(value)) throw unstorableAt(path);

@@ -91,8 +91,7 @@ async function post(
         "webhook-signature": signature,
       },
       body,
-      // A redirect is not a delivery: the receiver must answer 2xx itself.
-      redirect: "manual",
+      // No redirect is followed (guardedFetch): a redirect is not a delivery, the receiver must answer 2xx itself.
       signal: AbortSignal.timeout(timeoutMs),
     });
     // Only the start of the answer is kept (on the delivery's error); a receiver cannot make the worker buffer more.

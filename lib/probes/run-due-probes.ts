@@ -137,7 +137,6 @@ async function ask(fetch: GuardedFetch, probe: Probe, url: string): Promise<{ st
     const res = await fetch(url, {
       method: "GET",
       headers: { accept: "application/json", "user-agent": "Tollgate-Probe/1", ...probe.headers },
-      redirect: "manual",
       signal: AbortSignal.timeout(probe.timeoutMs),
     });
     const text = await readTextUpTo(res.body, MAX_BODY);
