@@ -2,6 +2,7 @@ import { currentConsoleUser, type ConsoleUser } from "@/lib/auth/console-user";
 import { can, type Capability } from "@/lib/auth/roles";
 import { ProblemError } from "@/lib/http/problem";
 import { handleRequest } from "@/lib/http/handle-errors";
+import { assertStorableParams } from "@/lib/http/path-params";
 import type { RequestContext } from "@/lib/http/request-context";
 
 export type ConsoleTenant = ConsoleUser["tenants"][number];
@@ -23,6 +24,7 @@ export function withConsoleUser<P extends { tenant: string }>(
       if (!user) throw new ProblemError("unauthorized", "Sign in to the console first.");
       ctx.annotate({ userId: user.id });
       const params = await routeContext.params;
+      assertStorableParams(params, "not-found");
       const tenant = user.tenants.find((t) => t.slug === params.tenant);
       if (!tenant) throw new ProblemError("not-found", "No such tenant.");
       ctx.annotate({ tenantId: tenant.id });
