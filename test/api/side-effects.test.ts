@@ -219,6 +219,50 @@ describe("takeover", () => {
   });
 });
 
+describe("a failure reported after a side effect may have happened", () => {
+  const complete = (op: Claimed, body: Record<string, unknown>) =>
+    call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, { key: acme.agent, body: { fencingToken: op.token, ...body } });
+  const stateOf = async (operationId: string) => (await app.db.operation.findUniqueOrThrow({ where: { id: operationId } })).state;
+
+  it.each(["sent", "unknown", "confirmed"])("an effect %s: a final `failed` makes the operation unknown (audited with the effects), and retries get 409 outcome-unknown", async (state) => {
+    const tool = await createTool();
+    const op = await claimNew(tool);
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state });
+    await putEffect(op.operationId, "email", { fencingToken: op.token, provider: "postmark", state: "failed" });
+
+    const res = await complete(op, { outcome: "failed", error: { code: "provider-error", message: "HTTP 502" } });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.state).toBe("unknown");
+    expect(await stateOf(op.operationId)).toBe("unknown");
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: op.operationId, action: "operation.unknown" } });
+    expect(audit.reason).toBe(`the agent reported failed, but side effects may have happened (charge: ${state})`);
+    expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } }), 409, "outcome-unknown");
+    // The same complete repeated is still 200 with no change.
+    const again = await complete(op, { outcome: "failed", error: { code: "provider-error", message: "HTTP 502" } });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.state).toBe("unknown");
+  });
+
+  it("a retryable failure with attempts left still goes back to pending; with none left it is unknown", async () => {
+    const withAttempts = await claimNew(await createTool({ maxAttempts: 2 }));
+    await putEffect(withAttempts.operationId, "charge", { fencingToken: withAttempts.token, provider: "stripe", state: "sent" });
+    expect((await complete(withAttempts, { outcome: "failed", retryable: true })).body.state).toBe("pending");
+
+    const lastAttempt = await claimNew(await createTool({ maxAttempts: 1 }));
+    await putEffect(lastAttempt.operationId, "charge", { fencingToken: lastAttempt.token, provider: "stripe", state: "confirmed" });
+    expect((await complete(lastAttempt, { outcome: "failed", retryable: true })).body.state).toBe("unknown");
+  });
+
+  it("effects only intended or failed (the provider never acted) leave a failure a failure", async () => {
+    const op = await claimNew(await createTool());
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    await putEffect(op.operationId, "email", { fencingToken: op.token, provider: "postmark", state: "failed" });
+    expect((await complete(op, { outcome: "failed" })).body.state).toBe("failed");
+  });
+});
+
 describe("the trace", () => {
   it("shows each recorded state of each effect with its downstream key", async () => {
     const op = await claimNew(await createTool());
