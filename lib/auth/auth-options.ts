@@ -6,6 +6,7 @@ import { hmacBase64Url } from "@/lib/crypto/digest";
 import { UNUSABLE_HASH, verifyPassword } from "@/lib/auth/password";
 import { log } from "@/lib/log";
 import { logDigest } from "@/lib/crypto/digest";
+import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
 
 let cached: AuthOptions | undefined;
 
@@ -57,16 +58,19 @@ export function authOptions(): AuthOptions {
     session: { strategy: "jwt", maxAge: Math.round(e.TOLLGATE_SESSION_HOURS * 3600) },
     pages: { signIn: "/signin" },
     callbacks: {
-      // SSO signs in only people an admin created (matched by email); nobody is auto-provisioned.
-      async signIn({ user, account }) {
+      // SSO signs in only people an admin created, matched by an email the provider verified;
+      // nobody is auto-provisioned.
+      async signIn({ account, profile }) {
         if (account?.provider !== "oidc") return true;
-        const email = user.email?.toLowerCase();
+        const email = verifiedOidcEmail(profile);
         const known = email ? await db().user.findUnique({ where: { email } }) : null;
+        if (!known || known.disabledAt) log().warn({ emailDigest: logDigest(email ?? "") }, "console SSO sign-in refused");
         return Boolean(known && !known.disabledAt);
       },
-      async jwt({ token, user, account }) {
-        if (user && account?.provider === "oidc" && user.email) {
-          const known = await db().user.findUnique({ where: { email: user.email.toLowerCase() } });
+      async jwt({ token, user, account, profile }) {
+        if (user && account?.provider === "oidc") {
+          const email = verifiedOidcEmail(profile);
+          const known = email ? await db().user.findUnique({ where: { email } }) : null;
           if (known) token.uid = known.id;
         } else if (user) {
           token.uid = user.id;

@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
+
+describe("the email an SSO sign-in is matched by", () => {
+  it("is the provider's email only when the provider verified it", () => {
+    expect(verifiedOidcEmail({ sub: "1", email: " Ops@Acme.example ", email_verified: true })).toBe("ops@acme.example");
+    expect(verifiedOidcEmail({ sub: "1", email: "ops@acme.example", email_verified: "true" })).toBe("ops@acme.example");
+  });
+
+  it("is nothing when the claim is false, missing or not a boolean, or there is no email", () => {
+    for (const profile of [
+      { email: "ops@acme.example", email_verified: false },
+      { email: "ops@acme.example" },
+      { email: "ops@acme.example", email_verified: "yes" },
+      { email: "ops@acme.example", email_verified: 1 },
+      { email: "", email_verified: true },
+      { email_verified: true },
+      null,
+      undefined,
+    ]) {
+      expect(verifiedOidcEmail(profile), JSON.stringify(profile)).toBeNull();
+    }
+  });
+});
