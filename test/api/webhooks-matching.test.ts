@@ -205,6 +205,52 @@ describe("what else names an operation", () => {
     expect(res.body.status).toBe("matched");
     expect(await event(res.body.eventId)).toMatchObject({ operationId: op.operationId });
     expect((await operation(op.operationId)).state).toBe("succeeded");
+    // The evidence is recorded on the call it names, too.
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId } })).toMatchObject({ state: "confirmed" });
+    const [recorded] = await audits(op.operationId, "side_effect.confirmed");
+    expect(recorded).toMatchObject({ actor: `webhook:${res.body.eventId}`, reason: `reported by webhook ${res.body.eventId}` });
+  });
+
+  it("an event about one of several side effects confirms that call only: the operation is left to its agent", async () => {
+    const op = await claimNew();
+    const put = (name: string, state: string) =>
+      call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/${name}`, {
+        key: acme.agent,
+        body: { fencingToken: op.token, provider: "tickets", state },
+      });
+    const ticket = await put("create-ticket", "sent");
+    await put("notify-owner", "intended");
+
+    const res = await send("ticket.created", ticket.body.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect((await operation(op.operationId)).state).toBe("processing");
+    const effects = await app.db.sideEffect.findMany({ where: { operationId: op.operationId }, orderBy: { name: "asc" } });
+    expect(effects.map((e) => [e.name, e.state])).toEqual([
+      ["create-ticket", "confirmed"],
+      ["notify-owner", "intended"],
+    ]);
+    // The agent's own complete still decides the operation.
+    expect((await complete(op, "succeeded")).status).toBe(200);
+    expect((await operation(op.operationId)).state).toBe("succeeded");
+  });
+
+  it("an event that contradicts the final state of the side effect it names is contradicting: flagged, nothing applied", async () => {
+    const op = await claimNew();
+    const failed = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create-ticket`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, provider: "tickets", state: "failed" },
+    });
+    expect(failed.status, failed.text).toBe(200);
+
+    const res = await send("ticket.created", failed.body.downstreamKey);
+
+    expect(res.body.status).toBe("contradicting");
+    const stored = await operation(op.operationId);
+    expect(stored.state).toBe("processing");
+    expect(stored.flagReason).toBe(`webhook ${res.body.eventId} (ticket.created) says succeeded, but side effect create-ticket is failed`);
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId } })).toMatchObject({ state: "failed" });
+    expect(await audits(op.operationId, "operation.webhook_conflict")).toHaveLength(1);
   });
 
   it("settling as succeeded keeps the provider resource id the attempt reported with its unknown outcome", async () => {
