@@ -25,8 +25,8 @@ export type DeliveryResult = "delivered" | "retry" | "dead" | "skipped";
 // every redelivery of the event carries the same one and the receiver can dedupe; the body is
 // rebuilt byte for byte from the stored event. A 2xx marks it delivered; anything else (status,
 // timeout, refused connection) is recorded by tollgate_delivery_failed, which schedules the next
-// try in the same transaction, or marks the delivery dead past its retry window.
-// `fetch` is the worker's, with its egress policy (lib/http/egress.ts).
+// try in the same transaction, or marks the delivery dead past its retry window (which opens at
+// the first try, failed or not). `fetch` is the worker's, with its egress policy (lib/http/egress.ts).
 export async function deliverEvent(options: {
   db: Db;
   deliveryId: string;
@@ -51,11 +51,14 @@ export async function deliverEvent(options: {
   }
 
   const body = eventBody(row);
-  const outcome = await post(options.fetch, row, body, options.serverSecret, settings.timeoutMs);
+  const signer = subscriptionSigner(row.secretBox, options.serverSecret);
+  const outcome = signer
+    ? await post(options.fetch, signer, row, body, settings.timeoutMs)
+    : { ok: false as const, status: null, error: UNSIGNABLE };
   if (outcome.ok) {
     await db.$executeRaw`
       UPDATE event_delivery SET state = 'delivered', attempts = attempts + 1, last_attempt_at = now(), last_status = ${outcome.status},
-        last_error = NULL, delivered_at = now(), next_attempt_at = NULL
+        last_error = NULL, delivered_at = now(), next_attempt_at = NULL, window_started_at = coalesce(window_started_at, now())
       WHERE id = ${deliveryId} AND state = 'pending'`;
     return "delivered";
   }
@@ -71,15 +74,31 @@ export function eventBody(row: { type: string; payload: unknown; createdAt: Date
   return JSON.stringify({ type: row.type, timestamp: row.createdAt.toISOString(), data: row.payload });
 }
 
+const UNSIGNABLE = "cannot open the subscription's signing secret: was TOLLGATE_SECRET_KEY changed?";
+
+// The subscription's signer, or null when its stored secret cannot be opened (sealed under
+// another TOLLGATE_SECRET_KEY, or damaged). Such a try is a failed one, recorded and retried like
+// a 500: thrown from the job instead, graphile-worker would retry it with nothing on the delivery,
+// its attempts never counted and never dead. Retrying can help, so it is not dead at once:
+// restoring the key, or rotating the secret (PUT with rotateSecret), mends the next try. The
+// decryption error is dropped, so nothing of the box or the secret reaches the log or the row.
+function subscriptionSigner(secretBox: string, serverSecret: string): Webhook | null {
+  try {
+    return new Webhook(decryptSecret(secretBox, serverSecret));
+  } catch {
+    return null;
+  }
+}
+
 async function post(
   fetch: GuardedFetch,
+  signer: Webhook,
   row: DeliveryRow,
   body: string,
-  serverSecret: string,
   timeoutMs: number,
 ): Promise<{ ok: true; status: number } | { ok: false; status: number | null; error: string }> {
   const now = new Date();
-  const signature = new Webhook(decryptSecret(row.secretBox, serverSecret)).sign(row.eventId, now, body);
+  const signature = signer.sign(row.eventId, now, body);
   try {
     const res = await fetch(row.url, {
       method: "POST",

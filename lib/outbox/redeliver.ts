@@ -2,7 +2,7 @@ import type { Db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 
 // An operator sends a dead (or already delivered) delivery again: back to pending with a fresh
-// 24 h retry window, its job enqueued and an audit event written in the same transaction
+// 24 h retry window (from its next first try), its job enqueued and an audit event written in the same transaction
 // (tollgate_redeliver). The receiver gets the same webhook-id as before.
 export async function redeliver(options: { db: Db; tenantId: string; deliveryId: string; actor: string }): Promise<{ previousState: string }> {
   const rows = await options.db.$queryRaw<{ r: { code: string; previousState?: string; state?: string } }[]>`

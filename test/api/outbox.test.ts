@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
 import { call, claim, type Reply } from "../support/http";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -188,6 +189,38 @@ describe("the outbox: events written in the transaction of the change", () => {
     expect(events.map((e) => e.type)).toEqual(["approval.requested", "approval.decided"]);
     expect(events[0]!.payload).toMatchObject({ approval: { id: approvalId, state: "pending" }, operation: { operationId: op.operationId, state: "awaiting_approval" } });
     expect(events[1]!.payload).toMatchObject({ approval: { id: approvalId, state: "rejected", reason: "not today" } });
+  });
+
+  // The decision writes the approval and then its operation in one transaction; the event must
+  // report both as the transaction leaves them, not the operation as it was in between.
+  it("approval.decided carries the operation as the decision left it: pending once approved, rejected once rejected or expired", async () => {
+    const tool = await createTool({ approval: "required" }, tenant);
+    const decide = async (decision: "approve" | "reject", reason?: string) => {
+      const op = await claimNew(tool, tenant);
+      const res = await call(app.baseUrl, "POST", `/api/v1/approvals/${op.body.approval.id}/decision`, { key: tenant.approver, body: { decision, reason } });
+      expect(res.status, res.text).toBe(200);
+      return op.operationId;
+    };
+    const decidedEvent = async (operationId: string) => (await eventsFor(operationId)).find((e) => e.type === "approval.decided")?.payload;
+    const approved = await decide("approve");
+    const rejected = await decide("reject", "not this one");
+    // Expired by the worker's sweep (what its expire-approvals job runs).
+    const expiring = await claimNew(tool, tenant);
+    await app.db.$executeRaw`UPDATE approval SET expires_at = now() - interval '1 second' WHERE id = ${expiring.body.approval.id}`;
+    expect(await expireDueApprovals(app.db)).toBeGreaterThanOrEqual(1);
+
+    expect(await decidedEvent(approved)).toMatchObject({
+      approval: { state: "approved", operationState: "pending" },
+      operation: { operationId: approved, state: "pending", error: null },
+    });
+    expect(await decidedEvent(rejected)).toMatchObject({
+      approval: { state: "rejected", operationState: "rejected" },
+      operation: { operationId: rejected, state: "rejected", error: { code: "approval-rejected", message: "not this one" } },
+    });
+    expect(await decidedEvent(expiring.operationId)).toMatchObject({
+      approval: { state: "expired", operationState: "rejected" },
+      operation: { operationId: expiring.operationId, state: "rejected", error: { code: "approval-expired" } },
+    });
   });
 
   it("webhook.unmatched when a stored provider event settles nothing (whoever stores it)", async () => {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encryptSecret } from "@/lib/crypto/secret-box";
 import { redeliver } from "@/lib/outbox/redeliver";
 import { call, claim, type Reply } from "../support/http";
 import { startEventReceiver, type EventReceiver } from "../support/event-receiver";
@@ -8,7 +9,8 @@ import { startWorkerProcess, type WorkerProcess } from "../support/worker-proces
 import { waitFor } from "../support/wait-for";
 
 // The worker (`npm run worker`, a real child process) delivering the outbox: Standard Webhooks
-// signatures, one webhook-id per event on every try, backoff and the dead state, the operator's
+// signatures, one webhook-id per event on every try, backoff and the dead state (the retry window
+// counted from the first try), a subscription secret the worker cannot open, the operator's
 // redeliver, the lease reaper emitting operation.unknown with no agent around, and a graceful
 // stop on SIGTERM that lets the delivery in flight finish. Intervals are shrunk by CLI flags.
 
@@ -128,6 +130,59 @@ describe("delivery", () => {
   });
 });
 
+describe("the retry window and unsignable deliveries", () => {
+  // The worker was down for longer than the window (4 s here) when the event was written: the
+  // window is measured from the first try, so that try failing is retried, not dead on arrival.
+  it("a delivery written long before its first try gets its retry window from that try", async () => {
+    const { keys, receiver, tool } = await setup(["operation.unknown"]);
+    receiver.answer((_r, count) => (count === 1 ? 503 : 200));
+    const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: await tool(), args: {} });
+    expect(c.status, c.text).toBe(201);
+    // The change and every timestamp its delivery was written with, an hour back, in one transaction:
+    // the running worker first sees the delivery as it would find it after an hour's outage.
+    await app.db.$transaction([
+      app.db.$executeRaw`UPDATE operation SET state = 'unknown', lease_expires_at = NULL WHERE id = ${c.body.operationId}`,
+      app.db.$executeRaw`
+        UPDATE event_delivery SET created_at = created_at - interval '1 hour', window_started_at = window_started_at - interval '1 hour',
+          next_attempt_at = next_attempt_at - interval '1 hour'
+        WHERE tenant_id = ${keys.tenantId}`,
+    ]);
+
+    await waitFor("settled", async () => (await deliveriesOf(keys.tenantId))[0]?.state !== "pending");
+
+    const [delivery] = await deliveriesOf(keys.tenantId);
+    expect(delivery).toMatchObject({ state: "delivered", attempts: 2, lastStatus: 200 });
+    expect(receiver.received()).toHaveLength(2);
+    expect(delivery!.windowStartedAt!.getTime()).toBeGreaterThan(delivery!.createdAt.getTime() + 3500_000);
+  });
+
+  // A secret sealed under another TOLLGATE_SECRET_KEY, or a garbled box: nothing unsigned is sent,
+  // and each try is recorded like any failed one (retried, as restoring the key or rotating the
+  // secret mends it; dead past the window, from where the operator can redeliver).
+  it("a delivery whose signing secret cannot be opened is a failed try with a clear error, then dead; the secret is never logged", async () => {
+    const { keys, receiver, secret, tool } = await setup(["operation.succeeded"]);
+    const second = await call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/garbled", { key: keys.admin, body: { url: receiver.url, events: ["operation.succeeded"] } });
+    expect(second.status, second.text).toBe(201);
+    const otherKeyBox = encryptSecret(secret, "another-server-secret-0123456789abcdef0123");
+    await app.db.$executeRaw`UPDATE event_subscription SET secret_encrypted = ${otherKeyBox} WHERE tenant_id = ${keys.tenantId} AND name = 'feed'`;
+    await app.db.$executeRaw`UPDATE event_subscription SET secret_encrypted = 'v1.garbled' WHERE tenant_id = ${keys.tenantId} AND name = 'garbled'`;
+    await claimAndComplete(keys, await tool(), { outcome: "succeeded" });
+
+    await waitFor("both dead", async () => {
+      const all = await deliveriesOf(keys.tenantId);
+      return all.length === 2 && all.every((d) => d.state === "dead");
+    });
+
+    for (const d of await deliveriesOf(keys.tenantId)) {
+      expect(d).toMatchObject({ lastStatus: null, lastError: "cannot open the subscription's signing secret: was TOLLGATE_SECRET_KEY changed?" });
+      expect(d.attempts).toBeGreaterThanOrEqual(2);
+    }
+    expect(receiver.received()).toHaveLength(0);
+    const logs = worker.logs.join("\n");
+    for (const leaked of [secret, secret.slice(6), second.body.secret, otherKeyBox]) expect(logs).not.toContain(leaked);
+  });
+});
+
 describe("the lease reaper", () => {
   it("an expired lease with takeover never becomes unknown with no agent around, and operation.unknown is delivered", async () => {
     const { keys, receiver, tool } = await setup(["operation.unknown"]);
@@ -176,7 +231,10 @@ describe("scheduled jobs", () => {
     await app.db.$queryRaw`SELECT graphile_worker.add_job('prune')`;
 
     const [got] = await waitFor("approval.decided", () => (receiver.received().length ? receiver.received() : null));
-    expect(got!.body).toMatchObject({ type: "approval.decided", data: { approval: { id: waiting.body.approval.id, state: "expired" } } });
+    expect(got!.body).toMatchObject({
+      type: "approval.decided",
+      data: { approval: { id: waiting.body.approval.id, state: "expired" }, operation: { operationId: waiting.body.operationId, state: "rejected" } },
+    });
     expect(await app.db.operation.findUniqueOrThrow({ where: { id: waiting.body.operationId } })).toMatchObject({ state: "rejected" });
     await waitFor("pruned", async () => (await app.db.operation.count({ where: { id: old } })) === 0);
   });
