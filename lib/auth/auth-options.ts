@@ -10,9 +10,10 @@ import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
 
 let cached: AuthOptions | undefined;
 
-// next-auth v4 with JWT sessions. The token carries only the user id: role, memberships and
-// "disabled" are read from the database on every request (lib/auth/console-user.ts), so a
-// demotion or a disabled account takes effect at once rather than when the JWT expires.
+// next-auth v4 with JWT sessions. The token carries only the user id and the sign-in time: role,
+// memberships and "disabled" are read from the database on every request
+// (lib/auth/console-user.ts), so a demotion or a disabled account takes effect at once rather
+// than when the JWT expires, and a session from before a disable never works again.
 export function authOptions(): AuthOptions {
   if (cached) return cached;
   const e = env();
@@ -75,10 +76,16 @@ export function authOptions(): AuthOptions {
         } else if (user) {
           token.uid = user.id;
         }
+        // `iat` is renewed whenever next-auth re-issues the cookie; the sign-in time is ours.
+        if (user) token.signedInAt = Date.now();
         return token;
       },
       async session({ session, token }) {
-        return { ...session, uid: typeof token.uid === "string" ? token.uid : undefined };
+        return {
+          ...session,
+          uid: typeof token.uid === "string" ? token.uid : undefined,
+          signedInAt: typeof token.signedInAt === "number" ? token.signedInAt : 0,
+        };
       },
     },
   };
