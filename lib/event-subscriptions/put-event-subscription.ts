@@ -1,6 +1,7 @@
 import type { Db } from "@/lib/db";
 import { newId } from "@/lib/crypto/ids";
 import { encryptSecret } from "@/lib/crypto/secret-box";
+import { auditedSubscription } from "@/lib/event-subscriptions/redact-endpoint";
 import { recordAudit } from "@/lib/audit/record-audit";
 import type { SubscriptionRequest, SubscriptionView } from "@/lib/event-subscriptions/event-subscription-schemas";
 import { newSubscriptionSecret } from "@/lib/event-subscriptions/subscription-secret";
@@ -46,8 +47,8 @@ export async function putEventSubscription(options: {
       action: created ? "event_subscription.created" : "event_subscription.replaced",
       targetType: "event_subscription",
       targetId: name,
-      before: before[0] && !revived ? subscriptionView(before[0]) : null,
-      after: { ...subscription, secretRotated: !created && rotate },
+      before: before[0] && !revived ? auditedSubscription(subscriptionView(before[0])) : null,
+      after: { ...auditedSubscription(subscription), secretRotated: !created && rotate },
     });
     return { created, subscription, ...(created || rotate ? { secret } : {}) };
   });

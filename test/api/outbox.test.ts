@@ -92,6 +92,21 @@ describe("event subscriptions API", () => {
     expect(JSON.stringify(audit.map((a) => [a.before, a.after]))).not.toContain(rotated.body.secret);
   });
 
+  it("the audit log keeps a subscription's endpoint redacted (a hook URL is often a credential) with a digest that still shows a change", async () => {
+    const url = "https://hooks.slack.example/services/T1/B2/s3cr3t-token";
+    expect((await putSubscription("slack-feed", { url, events: ["operation.unknown"] })).status).toBe(201);
+    expect((await putSubscription("slack-feed", { url: `${url}-2`, events: ["operation.unknown"] })).status).toBe(200);
+
+    const audit = await app.db.auditEvent.findMany({ where: { tenantId: acme.tenantId, targetType: "event_subscription", targetId: "slack-feed" }, orderBy: { id: "asc" } });
+    expect(JSON.stringify(audit.map((a) => [a.before, a.after]))).not.toContain("s3cr3t");
+    const replaced = audit[1]!;
+    expect(replaced.before).toMatchObject({ url: "https://hooks.slack.example/services/…" });
+    expect(replaced.after).toMatchObject({ url: "https://hooks.slack.example/services/…" });
+    const digests = [replaced.before, replaced.after].map((v) => (v as { urlDigest: string }).urlDigest);
+    expect(digests[0]).toMatch(/^[0-9a-f]{16}$/);
+    expect(digests[0]).not.toBe(digests[1]);
+  });
+
   it("bad input is 400 and stores nothing; only admins; another tenant's subscription is 404; DELETE stops it", async () => {
     const bad: unknown[] = [
       { url: "ftp://x.example.com", events: ["operation.unknown"] },

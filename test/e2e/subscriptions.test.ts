@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { redactEndpoint } from "@/lib/event-subscriptions/redact-endpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
@@ -128,6 +129,9 @@ describe("viewer", () => {
     const page = await newPage(viewer);
     await openSubscriptions(page);
     await page.locator("#subscription-ops-feed").waitFor();
+    // The endpoint's token (in its path) is for admins only.
+    expect(await page.locator("#subscription-ops-feed").innerText()).toContain(redactEndpoint(receiver.url));
+    expect(await page.content()).not.toContain("t0ken-");
     expect(await page.getByRole("button", { name: "New subscription" }).count()).toBe(0);
     expect(await page.getByRole("button", { name: /Redeliver|Edit/ }).count()).toBe(0);
     await page.getByRole("table", { name: "Dead deliveries" }).locator(`tr[data-delivery="${dead.id}"]`).waitFor();

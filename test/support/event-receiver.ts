@@ -60,7 +60,8 @@ export async function startEventReceiver(): Promise<EventReceiver> {
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
+    // A token in the path, as Slack's and Discord's hook URLs carry theirs: only admins see it.
+    url: `http://127.0.0.1:${port}/hooks/t0ken-${port}`,
     received: () => [...received],
     answer: (fn) => {
       decide = fn;

@@ -3,6 +3,7 @@ import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
 import { eventTypes } from "@/lib/event-subscriptions/event-subscription-schemas";
+import { redactEndpoint } from "@/lib/event-subscriptions/redact-endpoint";
 import { listEventSubscriptions } from "@/lib/event-subscriptions/get-event-subscription";
 import { countDeliveries, listDeliveries, type DeliveryListItem } from "@/lib/outbox/list-deliveries";
 import { EmptyState } from "@/components/ui/empty-state";
@@ -66,7 +67,7 @@ export default async function SubscriptionsPage({ params }: { params: Promise<{ 
                     <strong>{s.name}</strong>
                   </td>
                   <td>
-                    <code>{s.url}</code>
+                    <code>{admin ? s.url : redactEndpoint(s.url)}</code>
                   </td>
                   <td className="tools-cell">
                     {s.events.map((e) => (
