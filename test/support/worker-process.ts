@@ -19,7 +19,12 @@ export const fastWorkerFlags = [
 
 // The test receivers and providers listen on 127.0.0.1, which the egress policy refuses unless
 // allowed; `egressAllow: ""` runs the worker with the production default (public addresses only).
-export async function startWorkerProcess(databaseUrl: string, flags: string[] = fastWorkerFlags, options: { egressAllow?: string } = {}): Promise<WorkerProcess> {
+// `env` adds to (or overrides) the worker's environment, TOLLGATE_SECRET_KEY included.
+export async function startWorkerProcess(
+  databaseUrl: string,
+  flags: string[] = fastWorkerFlags,
+  options: { egressAllow?: string; env?: Record<string, string> } = {},
+): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", path.resolve("lib/cli/main.ts"), "worker", ...flags], {
     env: {
       ...process.env,
@@ -27,6 +32,7 @@ export async function startWorkerProcess(databaseUrl: string, flags: string[] = 
       TOLLGATE_SECRET_KEY: TEST_SECRET,
       LOG_LEVEL: "info",
       TOLLGATE_EGRESS_ALLOW: options.egressAllow ?? "127.0.0.1/32",
+      ...options.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -6,6 +6,8 @@ import { egressAllow } from "@/lib/env";
 import { openDatabase } from "@/lib/cli/database";
 import { ensureBuild } from "@/lib/cli/ensure-build";
 import { serverSecret } from "@/lib/cli/local-secret";
+import { assertSameSecretKey } from "@/lib/cli/secret-key-check";
+import { redactDatabaseUrl } from "@/lib/cli/redact-database-url";
 import { localDir, migrationsDir, projectRoot } from "@/lib/cli/paths";
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo, type DemoCredentials } from "@/lib/seed/seed-demo";
@@ -31,31 +33,32 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   const allow = egressAllow();
   const port = Number(process.env.PORT ?? 3000);
   const database = await openDatabase({ log: quietPostgres });
-  say(database.embedded ? `Embedded PostgreSQL: ${redact(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redact(database.url)}`);
+  say(database.embedded ? `Embedded PostgreSQL: ${redactDatabaseUrl(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redactDatabaseUrl(database.url)}`);
   let worker: { stop: () => Promise<void> } | undefined;
+  let next: ChildProcess | undefined;
   const stop = onceAsync(async () => {
+    // Next first (it may still be serving if it never became healthy), then the worker and the database under it.
+    if (next && next.exitCode === null) next.kill("SIGTERM");
     await worker?.stop();
     await database.close();
   });
   try {
     const { applied } = await migrate({ databaseUrl: database.url, migrationsDir });
     if (applied.length) say(`Applied ${applied.length} migration(s).`);
+    await assertSameSecretKey(database.url, serverSecret());
     const db = createDb(database.url, 2);
     const credentials = await seedDemo({ db, secret: serverSecret() }).finally(() => db.$disconnect());
     if (mode === "start") ensureBuild({ log: say });
     worker = superviseWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings: { egressAllow: allow }, log: workerLog() });
-    const next = spawnNext(mode, port, database.url);
-    const stopAll = async () => {
-      next.kill("SIGTERM");
-      await stop();
-    };
-    process.once("SIGINT", () => void stopAll().then(() => process.exit(130)));
-    process.once("SIGTERM", () => void stopAll().then(() => process.exit(143)));
-    await waitForHealth(port, next);
+    const child = spawnNext(mode, port, database.url);
+    next = child;
+    process.once("SIGINT", () => void stop().then(() => process.exit(130)));
+    process.once("SIGTERM", () => void stop().then(() => process.exit(143)));
+    await waitForHealth(port, child);
     say(`\nTollgate is up: http://localhost:${port}  (API at http://localhost:${port}/api/v1, health at /api/health)`);
     if (credentials) printCredentials(credentials, port);
     else say("Existing data kept; demo credentials were printed on the first start and are in .tollgate/credentials.");
-    const code = await new Promise<number>((resolve) => next.once("exit", (c) => resolve(c ?? 0)));
+    const code = await new Promise<number>((resolve) => child.once("exit", (c) => resolve(c ?? 0)));
     await stop();
     return code;
   } catch (error) {
@@ -107,9 +110,6 @@ function quietPostgres(msg: string): void {
   if (!msg.startsWith("postgres: ") || /\b(ERROR|FATAL|PANIC)\b/.test(msg)) say(msg);
 }
 
-function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
-}
 
 function onceAsync(fn: () => Promise<void>): () => Promise<void> {
   let p: Promise<void> | undefined;

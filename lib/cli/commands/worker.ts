@@ -1,5 +1,6 @@
 import { openDatabase } from "@/lib/cli/database";
 import { serverSecret } from "@/lib/cli/local-secret";
+import { assertSameSecretKey } from "@/lib/cli/secret-key-check";
 import { migrationsDir } from "@/lib/cli/paths";
 import { CliError, parseFlags } from "@/lib/cli/commands/run-command";
 import { migrate } from "@/lib/db/migrate";
@@ -30,6 +31,7 @@ export async function workerCommand(args: string[]): Promise<number> {
   const database = await openDatabase();
   try {
     await migrate({ databaseUrl: database.url, migrationsDir });
+    await assertSameSecretKey(database.url, serverSecret());
     const worker = await startWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings, log: workerLog() });
     process.stdout.write(`Tollgate worker ${worker.poolId} is running (Ctrl-C or SIGTERM stops it gracefully).\n`);
     // A worker that stops on its own (its database connection died) exits non-zero, for the supervisor to restart it.
