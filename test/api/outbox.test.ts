@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
+import { pruneOutbox } from "@/lib/outbox/prune-outbox";
 import { call, claim, type Reply } from "../support/http";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -168,6 +169,35 @@ describe("the outbox: events written in the transaction of the change", () => {
     expect((await eventsFor(bad.operationId)).map((e) => e.type)).toEqual(["operation.failed"]);
     const keys = await jobKeys();
     for (const e of [...okEvents, ...(await eventsFor(bad.operationId))]) for (const d of e.deliveries) expect(keys).toContain(`delivery:${d}`);
+  });
+
+  it("a redeliver racing `tollgate prune` over a month-old dead delivery keeps the delivery it made pending", async () => {
+    const op = await claimNew(await createTool({}, tenant), tenant);
+    expect((await complete(tenant, op, { outcome: "succeeded" })).status).toBe(200);
+    const [event] = await eventsFor(op.operationId);
+    const deliveryId = event!.deliveries[0]!;
+    await app.db.$executeRaw`UPDATE event_delivery SET state = 'dead', dead_at = now() WHERE id = ${deliveryId}`;
+    await app.db.$executeRaw`UPDATE outbox_event SET created_at = now() - interval '40 days' WHERE id = ${event!.id}`;
+
+    // The redeliver's transaction is still open when prune runs.
+    const client = new pg.Client({ connectionString: app.url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      const redelivered = await client.query<{ r: { code: string } }>("SELECT tollgate_redeliver($1, $2, $3) AS r", [tenant.tenantId, deliveryId, "user:ops@example.test"]);
+      expect(redelivered.rows[0]!.r.code).toBe("redelivered");
+      const pruning = pruneOutbox({ db: app.db, retentionDays: 30 });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await client.query("COMMIT");
+      await pruning;
+    } finally {
+      await client.end();
+    }
+
+    expect(await app.db.eventDelivery.findUnique({ where: { id: deliveryId } })).toMatchObject({ state: "pending" });
+    // Once it is no longer pending, the next prune forgets it.
+    await app.db.$executeRaw`UPDATE event_delivery SET state = 'delivered' WHERE id = ${deliveryId}`;
+    expect(await pruneOutbox({ db: app.db, retentionDays: 30 })).toBe(1);
   });
 
   it("an unknown outcome goes to both subscribers; the operator's resolution adds operation.resolved (and .succeeded)", async () => {
