@@ -3,6 +3,7 @@
 import { signIn } from "next-auth/react";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState, type FormEvent } from "react";
+import { safeCallbackUrl } from "@/lib/console/safe-callback-url";
 
 export function SignInForm({ sso }: { sso: string | null }) {
   const router = useRouter();
@@ -21,7 +22,7 @@ export function SignInForm({ sso }: { sso: string | null }) {
       setError("Wrong email or password.");
       return;
     }
-    router.push(search.get("callbackUrl") ?? "/");
+    router.push(safeCallbackUrl(search.get("callbackUrl"), window.location.origin));
     router.refresh();
   }
 

@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import { isStorableDate } from "@/lib/db/storable-date";
 import { ProblemError } from "@/lib/http/problem";
 import type { ApprovalView, ListApprovalsQuery } from "@/lib/approvals/approval-schemas";
+import { unstorableText } from "@/lib/http/json-limits";
 
 const withOperation = { operation: { select: { tool: true, workflowId: true, args: true, state: true } } } as const;
 
@@ -65,7 +66,8 @@ function encodeApprovalCursor(at: Date, id: string): string {
 function decodeApprovalCursor(cursor: string): { at: Date; id: string } {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
-    if (typeof at === "string" && typeof id === "string" && isStorableDate(new Date(at))) return { at: new Date(at), id };
+    // The id goes to PostgreSQL as it is: U+0000 (or half a surrogate pair) in it would be a 500.
+    if (typeof at === "string" && typeof id === "string" && isStorableDate(new Date(at)) && !unstorableText.test(id)) return { at: new Date(at), id };
   } catch {
     // fall through
   }

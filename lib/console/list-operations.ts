@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db";
 import { isStorableDate } from "@/lib/db/storable-date";
+import { isStorableText } from "@/lib/console/storable-text";
 import { Prisma } from "@/lib/generated/prisma/client";
 import { operationsFirstPage, type OperationsQuery, type OperationSortColumn } from "@/lib/console/operations-query";
 
@@ -155,7 +156,8 @@ const cursorSchema = z.tuple([
   z.enum(["created", "updated"]),
   z.enum(["asc", "desc"]),
   z.iso.datetime().refine((at) => isStorableDate(new Date(at))),
-  z.string().min(1).max(100),
+  // An id PostgreSQL cannot take (U+0000, from a hand-made cursor) would fail the page.
+  z.string().min(1).max(100).refine(isStorableText),
 ]);
 
 // Exported for the benchmark, which starts its deep pages from a row it picked.

@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import { webhookEventsTraceSource } from "@/lib/console/webhook-trace-source";
 import { sideEffectsTraceSource } from "@/lib/side-effects/side-effect-trace-source";
 import { probesTraceSource } from "@/lib/probes/probe-trace-source";
+import { isStorableText } from "@/lib/console/storable-text";
 
 // The operation trace: ONE timeline, oldest first, of everything that happened to an
 // operation. Each kind of event comes from a source (claim, attempts, approvals, resolutions,
@@ -100,6 +101,8 @@ function defineSource<T>(source: TraceSource<T>): TraceSource<unknown> {
 }
 
 export async function getOperationTrace(options: TraceQuery & { now?: Date }): Promise<OperationTrace | null> {
+  // An id PostgreSQL cannot take (U+0000) names no operation; its queries would fail the page.
+  if (!isStorableText(options.operationId)) return null;
   const query = { db: options.db, tenantId: options.tenantId, operationId: options.operationId };
   // One parallel wave: every query filters by tenant, so another tenant's id finds nothing.
   const [op, attempts, approvals, audits, keys, extra] = await Promise.all([

@@ -11,6 +11,7 @@ import {
   type Nullable,
 } from "nuqs/server";
 import { parseAsStorableDateTime } from "@/lib/db/storable-date";
+import { cutText, isStorableText } from "@/lib/console/storable-text";
 
 // The operations table's URL: every filter, the sort, the page size and the keyset cursor
 // live in the query string, so a view is a link. One parser map serves the server page
@@ -29,10 +30,14 @@ export type OperationSortColumn = (typeof operationSortColumns)[number];
 export const operationPageSizes = [25, 50, 100, 200] as const;
 
 // Free text from the URL: bounded, and blank means absent. Not trimmed here (the search box
-// is bound to this value while someone types a space); the query trims.
+// is bound to this value while someone types a space); the query trims. Text PostgreSQL cannot
+// take (U+0000) is absent too: it matches nothing, and as a parameter it failed the page.
 const parseAsText = (maxLength: number) =>
   createParser({
-    parse: (value: string) => (value.trim() ? value.slice(0, maxLength) : null),
+    parse: (value: string) => {
+      const text = cutText(value, maxLength);
+      return text.trim() && isStorableText(text) ? text : null;
+    },
     serialize: (value: string) => value,
   });
 

@@ -292,6 +292,9 @@ describe("who decides", () => {
       const forged = Buffer.from(JSON.stringify([at, "apr_x"])).toString("base64url");
       expectProblem(await call(app.baseUrl, "GET", `/api/v1/approvals?cursor=${forged}`, { key: tenant.approver }), 400, "invalid-request");
     }
+    // An id PostgreSQL cannot take (U+0000): 400, not a 500.
+    const withNul = Buffer.from(JSON.stringify(["2026-01-01T00:00:00.000Z", "apr_\u0000"])).toString("base64url");
+    expectProblem(await call(app.baseUrl, "GET", `/api/v1/approvals?cursor=${withNul}`, { key: tenant.approver }), 400, "invalid-request");
   });
 });
 

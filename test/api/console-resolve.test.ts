@@ -545,16 +545,23 @@ describe("console: the other mutating routes", () => {
     expectProblem(read, 404, "operation-not-found");
   });
 
-  it("an admin revokes a key with a reason: 200, revoked at once, audited; another tenant's key is 404 and stays live", async () => {
+  it("an admin revokes a key with a reason: 200, revoked at once, audited before and after; again: the first revocation, not audited twice; another tenant's key is 404 and stays live", async () => {
     const foreignKey = await app.db.apiKey.findFirstOrThrow({ where: { tenantId: globex.tenantId, principal: "globex-agent" } });
+    const live = await app.db.apiKey.findUniqueOrThrow({ where: { id: revocable.id } });
 
     const res = await as.admin.post(`/api/console/acme/api-keys/${revocable.id}/revoke`, { reason: "leaked in a log" });
+    const again = await as.admin.post(`/api/console/acme/api-keys/${revocable.id}/revoke`, { reason: "clicked twice" });
     const foreign = await as.admin.post(`/api/console/acme/api-keys/${foreignKey.id}/revoke`, { reason: "not ours" });
 
     expect(res.status, res.text).toBe(200);
     expect(res.body.key.revokedAt).toBeTruthy();
     expect((await app.db.apiKey.findUniqueOrThrow({ where: { id: revocable.id } })).revokedAt).not.toBeNull();
-    expect(await auditOf(revocable.id)).toMatchObject([{}, { actor: `user:${logins.admin.email}`, action: "api_key.revoked", reason: "leaked in a log" }]);
+    const facts = { prefix: live.prefix, principal: live.principal, role: live.role, tools: live.tools };
+    expect(await auditOf(revocable.id)).toMatchObject([
+      {},
+      { actor: `user:${logins.admin.email}`, action: "api_key.revoked", reason: "leaked in a log", before: { ...facts, revokedAt: null }, after: { ...facts, revokedAt: res.body.key.revokedAt } },
+    ]);
+    expect([again.status, again.body.key.revokedAt]).toEqual([200, res.body.key.revokedAt]);
     expectProblem(await call(app.baseUrl, "GET", "/api/v1/operations/op_none", { key: revocable.secret }), 401, "unauthorized");
     expectProblem(foreign, 404, "not-found");
     expect((await app.db.apiKey.findUniqueOrThrow({ where: { id: foreignKey.id } })).revokedAt).toBeNull();

@@ -42,6 +42,34 @@ describe("console sign-in", () => {
     await context.close();
   });
 
+  it("follows a callbackUrl on this console after signing in, and never one that leaves it", async () => {
+    const signInWith = async (callbackUrl: string) => {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      // Requests that leave the console fail at once (and are counted) instead of waiting on the network.
+      const offsite: string[] = [];
+      await context.route((url) => url.origin !== app.baseUrl, (route) => (offsite.push(route.request().url()), route.abort()));
+      await page.goto(`${app.baseUrl}/signin?callbackUrl=${encodeURIComponent(callbackUrl)}`);
+      await page.getByLabel("Email").fill(login.email);
+      await page.getByLabel("Password").fill(login.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      // An aborted navigation off the console rejects the wait; what matters is where it went.
+      await page.waitForURL((url) => url.pathname.startsWith("/t/") || offsite.length > 0, { timeout: 20_000 }).catch(() => undefined);
+      const landed = new URL(page.url());
+      await context.close();
+      return { landed, offsite };
+    };
+    const followed = await signInWith("/t/acme/audit?action=user.");
+    expect(followed.landed.pathname + followed.landed.search).toBe("/t/acme/audit?action=user.");
+
+    for (const evil of ["https://evil.example/", "//evil.example/", "/\\evil.example/", "/\t/evil.example/", "javascript:alert(1)"]) {
+      const { landed, offsite } = await signInWith(evil);
+      expect(offsite, evil).toEqual([]);
+      expect(landed.origin, evil).toBe(app.baseUrl);
+      expect(landed.pathname, evil).toBe("/t/acme");
+    }
+  });
+
   it("refuses a wrong password without saying which part was wrong", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

@@ -26,7 +26,7 @@ const loadSearchParams = createLoader({ view: parseAsStringLiteral(["pending", "
 export default async function ApprovalsPage({ params, searchParams }: { params: Promise<{ tenant: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { user, tenant } = await requireConsole((await params).tenant);
   const { view, after } = await loadSearchParams(searchParams);
-  // A cursor that does not decode (an edited URL) starts from the first page.
+  // A cursor that does not decode (an edited URL, or one holding text PostgreSQL cannot take) starts from the first page.
   const list = (cursor?: string) => listApprovals({ db: db(), tenantId: tenant.id, query: { state: view, limit: PAGE_SIZE, cursor } });
   const { approvals, nextCursor } = await list(after ?? undefined).catch((error: unknown) => {
     if (error instanceof ProblemError) return list();

@@ -3,7 +3,8 @@ import { createLoader, parseAsString } from "nuqs/server";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
-import { countInbox, listInbox, type InboxCursor } from "@/lib/console/webhook-inbox";
+import { countInbox, listInbox } from "@/lib/console/webhook-inbox";
+import { decodeTimeCursor, encodeTimeCursor } from "@/lib/console/time-cursor";
 import { PageHeader } from "@/components/ui/page-header";
 import { EmptyState } from "@/components/ui/empty-state";
 import { InboxList } from "./_components/inbox-list";
@@ -18,7 +19,9 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
   const { tenant: slug } = await params;
   const { user, tenant } = await requireConsole(slug);
   const { before } = await loadSearchParams(searchParams);
-  const cursor = decodeCursor(before);
+  // A cursor that is not one of ours (an edited URL) starts from the newest rather than failing the page.
+  const position = decodeTimeCursor(before);
+  const cursor = position && { receivedAt: position.at, id: position.id };
   const [page, total] = await Promise.all([
     listInbox({ db: db(), tenantId: tenant.id, limit: PAGE_SIZE, before: cursor }),
     countInbox({ db: db(), tenantId: tenant.id }),
@@ -57,16 +60,10 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
           <span>{cursor ? `Events received before ${cursor.receivedAt.replace("T", " ").slice(0, 19)} UTC` : `The newest ${page.events.length} of ${total}`}</span>
           <span className="row">
             {cursor ? <Link href={base}>Newest</Link> : null}
-            {page.next ? <Link href={`${base}?before=${encodeURIComponent(`${page.next.receivedAt}~${page.next.id}`)}`}>Older →</Link> : null}
+            {page.next ? <Link href={`${base}?before=${encodeURIComponent(encodeTimeCursor({ at: page.next.receivedAt, id: page.next.id }))}`}>Older →</Link> : null}
           </span>
         </nav>
       )}
     </>
   );
-}
-
-// A malformed cursor starts from the newest rather than failing the page.
-function decodeCursor(value: string | null): InboxCursor | null {
-  const match = value?.match(/^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)~(.{1,100})$/);
-  return match?.[1] && match[2] ? { receivedAt: match[1], id: match[2] } : null;
 }

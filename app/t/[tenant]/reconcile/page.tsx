@@ -3,7 +3,8 @@ import { createLoader, parseAsString } from "nuqs/server";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
-import { countReconcileQueue, listReconcileQueue, type ReconcileCursor } from "@/lib/console/reconcile-queue";
+import { countReconcileQueue, listReconcileQueue } from "@/lib/console/reconcile-queue";
+import { decodeTimeCursor, encodeTimeCursor } from "@/lib/console/time-cursor";
 import { PageHeader } from "@/components/ui/page-header";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ReconcileTable } from "./_components/reconcile-table";
@@ -18,7 +19,9 @@ export default async function ReconcilePage({ params, searchParams }: { params: 
   const { tenant: slug } = await params;
   const { user, tenant } = await requireConsole(slug);
   const { after } = await loadSearchParams(searchParams);
-  const cursor = decodeCursor(after);
+  // A cursor that is not one of ours (an edited URL) starts from the beginning rather than failing the page.
+  const position = decodeTimeCursor(after);
+  const cursor = position && { createdAt: position.at, id: position.id };
   const [page, total] = await Promise.all([
     listReconcileQueue({ db: db(), tenantId: tenant.id, limit: PAGE_SIZE, after: cursor }),
     countReconcileQueue({ db: db(), tenantId: tenant.id }),
@@ -64,7 +67,7 @@ export default async function ReconcilePage({ params, searchParams }: { params: 
           </span>
           <span className="row">
             {cursor ? <Link href={base}>First page</Link> : null}
-            {page.next ? <Link href={`${base}?after=${encodeURIComponent(encodeCursor(page.next))}`}>Next page (newer) →</Link> : null}
+            {page.next ? <Link href={`${base}?after=${encodeURIComponent(encodeTimeCursor({ at: page.next.createdAt, id: page.next.id }))}`}>Next page (newer) →</Link> : null}
           </span>
         </nav>
       )}
@@ -73,13 +76,3 @@ export default async function ReconcilePage({ params, searchParams }: { params: 
 }
 
 const count = (n: number) => n.toLocaleString("en-US");
-
-function encodeCursor(c: ReconcileCursor): string {
-  return `${c.createdAt}~${c.id}`;
-}
-
-// A malformed cursor starts from the beginning rather than failing the page.
-function decodeCursor(value: string | null): ReconcileCursor | null {
-  const match = value?.match(/^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)~(.{1,100})$/);
-  return match?.[1] && match[2] ? { createdAt: match[1], id: match[2] } : null;
-}

@@ -12,7 +12,7 @@ export const dynamic = "force-dynamic";
 // GET /t/{tenant}/users – (admin) the people who can open this tenant, their roles, and who is disabled
 export default async function UsersPage({ params }: { params: Promise<{ tenant: string }> }) {
   const { user: me, tenant } = await requireConsole((await params).tenant, "administer");
-  const users = await listTenantUsers({ db: db(), tenantId: tenant.id });
+  const users = await listTenantUsers({ db: db(), tenantId: tenant.id, visibleTenantIds: me.tenants.map((t) => t.id) });
   const active = users.filter((u) => !u.disabledAt).length;
   const now = Date.now();
   return (

@@ -4,6 +4,7 @@ import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
 import { getApprovalDetail } from "@/lib/approvals/approval-detail";
+import { isStorableText } from "@/lib/console/storable-text";
 import { JsonView } from "@/components/ui/json-view";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
@@ -17,7 +18,8 @@ export const dynamic = "force-dynamic";
 export default async function ApprovalPage({ params }: { params: Promise<{ tenant: string; id: string }> }) {
   const { tenant: slug, id } = await params;
   const { user, tenant } = await requireConsole(slug);
-  const detail = await getApprovalDetail({ db: db(), tenantId: tenant.id, approvalId: id });
+  // An id PostgreSQL cannot take names no approval (see isStorableText); asked for, it would be a 500.
+  const detail = isStorableText(id) ? await getApprovalDetail({ db: db(), tenantId: tenant.id, approvalId: id }) : null;
   if (!detail) notFound();
   const { approval: a, tool, duplicates, now } = detail;
   const base = `/t/${tenant.slug}`;

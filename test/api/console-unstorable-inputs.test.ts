@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createConsoleUser } from "../support/browser";
+import { signInConsole, type ConsoleClient } from "../support/console-session";
+import { seedTenant, startTestApp, type TestApp } from "../support/test-app";
+
+// Hand-edited console URLs whose values the URL parsers accepted but PostgreSQL cannot take:
+// U+0000 in text (filters, cursor ids, path ids), impossible dates in page cursors, an audit id
+// past bigint. Console filters are forgiving: such a value is ignored (or the page is "not
+// found"), never a 500 from the database. Every request goes through a real signed-in session.
+
+let app: TestApp;
+let admin: ConsoleClient;
+
+const NUL = "\u0000";
+const cursorOf = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString("base64url");
+
+beforeAll(async () => {
+  app = await startTestApp();
+  await seedTenant(app.db, "acme");
+  admin = await signInConsole(app.baseUrl, await createConsoleUser(app.db, { role: "admin", tenants: ["acme"] }));
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+// A console page. Pages with a loading.tsx stream: the 200 is sent before the page's queries
+// run, and a query that fails shows up only in the stream (React's client-render instruction
+// $RX, and an error's numeric digest in the flight data; notFound() has a named one), so both
+// are looked for too.
+async function get(path: string) {
+  const res = await admin.request("GET", path);
+  expect(res.status, `${path}: ${res.text.slice(0, 300)}`).toBeLessThan(500);
+  expect(res.text, `${path} failed while streaming`).not.toMatch(/\$RX\(|E\{\\?"digest\\?":\\?"\d/);
+  return { ...res, path };
+}
+
+describe("console URL values PostgreSQL cannot store", () => {
+  it("ignores text filters holding U+0000 on the operations table and its export", async () => {
+    // A search cut at its 200 characters in the middle of an emoji keeps the whole characters before it.
+    expect((await get(`/t/acme/operations?q=${encodeURIComponent(`${"x".repeat(199)}😀`)}`)).status).toBe(200);
+    for (const key of ["q", "tool", "principal"]) {
+      expect((await get(`/t/acme/operations?${key}=${encodeURIComponent(`a${NUL}b`)}`)).status).toBe(200);
+      const csv = await get(`/api/console/acme/operations/export?${key}=%00`);
+      expect(csv.status, csv.path).toBe(200);
+      // The export streams: a query failing after the header would cut the body short.
+      expect(csv.text, csv.path).toMatch(/^id,created_at,.*\r\n$/);
+    }
+  });
+
+  it("ignores an operations cursor whose id holds U+0000 or whose time is no real date", async () => {
+    for (const [at, id] of [["2024-01-01T00:00:00.000Z", NUL], ["2024-02-30T00:00:00.000Z", "op_1"]]) {
+      const page = await get(`/t/acme/operations?after=${cursorOf(["created", "desc", at, id])}&page=2`);
+      expect(page.status).toBe(200);
+    }
+  });
+
+  it("ignores audit filters holding U+0000 and ids past the bigint maximum", async () => {
+    for (const query of ["action=%00", "actor=user%3A%00", "target=%00", "type=operation&target=op%00", "before=9999999999999999999", "after=9223372036854775808"]) {
+      expect((await get(`/t/acme/audit?${query}`)).status).toBe(200);
+    }
+    // The largest bigint is still a position.
+    expect((await get("/t/acme/audit?before=9223372036854775807")).status).toBe(200);
+  });
+
+  it("starts the approvals queue from the top when its cursor's id holds U+0000", async () => {
+    for (const view of ["pending", "decided"]) {
+      expect((await get(`/t/acme/approvals?view=${view}&after=${cursorOf(["2024-01-01T00:00:00.000Z", NUL])}`)).status).toBe(200);
+    }
+  });
+
+  it("treats reconcile and inbox cursors that are no real date, or whose id holds U+0000, as no cursor", async () => {
+    const cursors = [
+      "2024-13-45T99:99:99Z~op_1",
+      "2024-02-30T00:00:00Z~op_1", // JavaScript rolls it over to March 1; PostgreSQL refuses it
+      "2023-02-29T12:00:00.000Z~op_1",
+      "0000-01-01T00:00:00Z~op_1",
+      `2024-01-01T00:00:00.000Z~${NUL}`,
+    ];
+    for (const cursor of cursors) {
+      for (const path of [`/t/acme/reconcile?after=`, `/t/acme/inbox?before=`]) {
+        const page = await get(`${path}${encodeURIComponent(cursor)}`);
+        expect(page.status).toBe(200);
+        // Read as no cursor: the empty first page, not an empty page after (or before) a position.
+        expect(page.text, page.path).toMatch(/Nothing to reconcile|Nothing in the inbox/);
+      }
+    }
+    // Real cursors (2024 is a leap year) still page.
+    const inbox = await get(`/t/acme/inbox?before=${encodeURIComponent("2024-02-29T12:00:00Z~evt_1")}`);
+    expect(inbox.text).toContain("received before 2024-02-29 12:00:00 UTC");
+    const queue = await get(`/t/acme/reconcile?after=${encodeURIComponent("2024-02-29T12:00:00.000Z~op_1")}`);
+    expect(queue.text).toContain("No newer operations wait.");
+  });
+
+  // Next.js 16 hands pages the segment as sent ("%00"), which names nothing; the pages refuse a
+  // decoded one themselves too, should that change.
+  it("answers 404, not 500, for page paths whose id holds U+0000", async () => {
+    for (const path of ["/t/acme/operations/%00", "/t/acme/operations/op%00x", "/t/acme/approvals/%00"]) {
+      expect((await get(path)).status).toBe(404);
+    }
+  });
+
+  // Route handlers get their parameters decoded by Next.js; withConsoleUser answers these (lib/http/path-params.ts).
+  it("answers 404, not 500, for console changes whose path id holds U+0000", async () => {
+    const changes: [string, string, unknown][] = [
+      ["POST", "/api/console/acme/operations/op%00/resolve", { outcome: "failed", reason: "checked the provider" }],
+      ["POST", "/api/console/acme/api-keys/key%00/revoke", { reason: "leaked" }],
+      ["POST", "/api/console/acme/approvals/apr%00/decision", { decision: "approve" }],
+      ["POST", "/api/console/acme/deliveries/dlv%00/redeliver", undefined],
+      ["POST", "/api/console/acme/webhook-events/evt%00/ignore", { reason: "test noise" }],
+      ["POST", "/api/console/acme/webhook-events/evt%00/match", { operationId: "op_1", outcome: "succeeded" }],
+      ["DELETE", "/api/console/acme/saved-views/view%00", undefined],
+      ["PATCH", "/api/console/acme/users/usr%00", { role: "viewer" }],
+    ];
+    for (const [method, path, body] of changes) {
+      const res = await admin.request(method, path, { body });
+      expect(res.status, `${method} ${path}: ${res.text.slice(0, 300)}`).toBe(404);
+    }
+  });
+});
