@@ -22,6 +22,7 @@ const scalar = z.union([z.string().max(500), z.number(), z.boolean(), z.null()])
 
 export const probeMatchSchema = z
   .object({
+    // Without it, a succeeded or failed rule reads 2xx answers only (evaluate-probe.ts).
     status: z.array(z.number().int().min(100).max(599)).min(1).max(20).optional(),
     path: jsonPath.optional(),
     // With a path and no `equals`, the value merely has to be present (not null).
@@ -32,16 +33,27 @@ export const probeMatchSchema = z
   .refine((m) => m.equals === undefined || m.path !== undefined, { message: "equals needs a path", path: ["equals"] });
 
 const headerName = z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "must be an HTTP header name");
+// Printable ASCII on one line. A line break, NUL or other control character (say a base64
+// credential wrapped at 76 columns) makes the HTTP client throw with the whole value in its
+// message, and beyond U+00FF nothing can be sent in a header at all: refused when the tool is
+// saved, so it never fails in the worker. The message never repeats the value.
+const headerValue = z
+  .string()
+  .max(2000)
+  .regex(/^[\x20-\x7e]*$/, "must be printable ASCII on one line: no line breaks, tabs or other control characters (join a wrapped credential)");
 
 export const probeSchema = z
   .object({
     url: z
       .string()
       .max(2000)
-      .refine(validTemplate, `must be an http(s) URL; placeholders: ${probePlaceholders.map((p) => `{${p}}`).join(", ")}`),
+      .refine(validTemplate, `must be an http(s) URL; placeholders: ${probePlaceholders.map((p) => `{${p}}`).join(", ")}`)
+      // A credential belongs in `headers`, which are sealed; the URL is shown to whoever reads
+      // the tool, and the HTTP client refuses such a URL with the URL in its message.
+      .refine(withoutUserinfo, "must not carry a user name or password (user:pass@): send the credential in headers"),
     // Sent with every probe; usually the provider's credential. Stored sealed and shown as
     // "[redacted]" from then on; "[redacted]" in a PUT keeps the stored value (probe-headers.ts).
-    headers: z.record(headerName, z.string().max(2000)).optional(),
+    headers: z.record(headerName, headerValue).optional(),
     timeoutMs: z.number().int().min(100).max(30_000).default(5000),
     maxProbes: z.number().int().min(1).max(50).default(10),
     succeeded: probeMatchSchema.optional(),
@@ -55,6 +67,15 @@ export const probeSchema = z
 
 export type Probe = z.infer<typeof probeSchema>;
 export type ProbeMatch = z.infer<typeof probeMatchSchema>;
+
+function withoutUserinfo(template: string): boolean {
+  try {
+    const url = new URL(template.replace(/\{[^{}]*\}/g, "x"));
+    return url.username === "" && url.password === "";
+  } catch {
+    return true; // validTemplate reports it
+  }
+}
 
 function validTemplate(template: string): boolean {
   const names = [...template.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]);

@@ -2,9 +2,10 @@ import type { TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation
 
 // The operation trace's reconciliation probes: one entry per probe the worker sent for an
 // unknown operation, from the audit events tollgate_record_probe writes. A conclusive probe is
-// followed (same instant) by the resolution it made, whose "Via" reads "probe".
+// followed (same instant) by the resolution it made, whose "Via" reads "probe". A stale probe
+// (booked for an attempt the operation has since moved on from) settled nothing, whatever it found.
 
-type ProbeAfter = { probe?: number; verdict?: string; status?: number | null; resolved?: string };
+type ProbeAfter = { probe?: number; verdict?: string; status?: number | null; resolved?: string; attempt?: number | null };
 
 const outcomes: Record<string, { title: string; tone: TraceTone }> = {
   succeeded: { title: "found the effect: resolved by probe", tone: "ok" },
@@ -12,6 +13,13 @@ const outcomes: Record<string, { title: string; tone: TraceTone }> = {
   not_found: { title: "not found: inconclusive, stays unknown", tone: "warn" },
   inconclusive: { title: "inconclusive: stays unknown", tone: "warn" },
   skipped: { title: "could not be sent", tone: "warn" },
+};
+const staleWords: Record<string, string> = {
+  succeeded: "found the effect",
+  failed: "said the call failed",
+  not_found: "found nothing",
+  inconclusive: "was inconclusive",
+  skipped: "could not be sent",
 };
 
 export const probesTraceSource: TraceSource<undefined> = {
@@ -21,13 +29,19 @@ export const probesTraceSource: TraceSource<undefined> = {
       const after = (a.after ?? {}) as ProbeAfter;
       const how = outcomes[after.verdict ?? ""] ?? { title: after.verdict ?? "done", tone: "info" as const };
       const conclusive = after.verdict === "succeeded" || after.verdict === "failed";
+      const stale = after.resolved === "stale";
+      const title = stale
+        ? `${staleWords[after.verdict ?? ""] ?? after.verdict ?? "done"}, but it asked about attempt ${after.attempt ?? "?"} and the operation has moved on: nothing settled`
+        : conclusive && after.resolved !== "resolved"
+          ? `${after.verdict}, but the operation was already settled`
+          : how.title;
       return {
         key: `probe-${a.id}`,
         at: a.at,
         kind: "probe",
-        tone: how.tone,
+        tone: stale ? "info" : how.tone,
         rank: 4,
-        title: `Probe ${after.probe ?? "?"} ${conclusive && after.resolved !== "resolved" ? `${after.verdict}, but the operation was already settled` : how.title}`,
+        title: `Probe ${after.probe ?? "?"} ${title}`,
         actor: a.actor,
         fields: [
           ...(after.status ? [{ label: "Provider answered", value: String(after.status) }] : []),

@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import type { GuardedFetch } from "@/lib/http/egress";
 import { readTextUpTo } from "@/lib/http/read-body";
 import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
+import { describeProbeFailure } from "@/lib/probes/probe-failure";
 import { openProbe } from "@/lib/probes/probe-headers";
 import { probeSchema, type Probe } from "@/lib/probes/probe-schema";
 
@@ -13,6 +14,9 @@ type DueProbe = {
   resourceId: string | null;
   probe: unknown;
   probeNumber: number;
+  // The attempt the probe asks about: its verdict settles the operation only while this is still
+  // the operation's token and the operation still unknown (tollgate_record_probe).
+  fencingToken: bigint | null;
 };
 
 export type ProbeSettings = {
@@ -34,7 +38,8 @@ const whole = (seconds: number) => Math.max(1, Math.round(seconds));
 // each probe before it runs, under SKIP LOCKED, so two workers never probe one operation at
 // once), asks the provider, and records the answer. A conclusive answer resolves the operation
 // through tollgate_resolve (via "probe"); "not found" and anything unreadable leave it unknown.
-// `fetch` is the worker's, with its egress policy (lib/http/egress.ts).
+// `fetch` is the worker's, with its egress policy (lib/http/egress.ts). A verdict settles the
+// operation only if it is still unknown under the attempt the probe was booked for.
 export async function runDueProbes(options: {
   db: Db;
   fetch: GuardedFetch;
@@ -46,14 +51,20 @@ export async function runDueProbes(options: {
   const s = { ...defaultProbeSettings, ...options.settings };
   const due = await options.db.$queryRaw<DueProbe[]>`
     SELECT operation_id AS "operationId", tenant_id AS "tenantId", tool, downstream_key AS "downstreamKey",
-      resource_id AS "resourceId", probe, probe_number AS "probeNumber"
+      resource_id AS "resourceId", probe, probe_number AS "probeNumber", fencing_token AS "fencingToken"
     FROM tollgate_take_due_probes(${s.batchSize}::int, ${whole(s.baseSeconds)}::int, ${whole(s.capSeconds)}::int, ${s.defaultMaxProbes}::int)`;
-  const results = await Promise.all(due.map((d) => probeOne(options.db, options.fetch, options.serverSecret, d)));
+  const results = await Promise.all(due.map((d) => probeOne(options.db, options.fetch, options.serverSecret, whole(s.capSeconds), d)));
   for (const r of results) options.log?.("probe", r);
   return { probed: results.length, resolved: results.filter((r) => r.resolved).length };
 }
 
-async function probeOne(db: Db, fetch: GuardedFetch, serverSecret: string, d: DueProbe): Promise<{ operationId: string; verdict: ProbeVerdict | "skipped"; resolved: boolean }> {
+async function probeOne(
+  db: Db,
+  fetch: GuardedFetch,
+  serverSecret: string,
+  capSeconds: number,
+  d: DueProbe,
+): Promise<{ operationId: string; verdict: ProbeVerdict | "skipped"; resolved: boolean }> {
   let opened: unknown;
   try {
     opened = openProbe(d.probe, serverSecret);
@@ -66,12 +77,24 @@ async function probeOne(db: Db, fetch: GuardedFetch, serverSecret: string, d: Du
   let summary: string;
   let evidence: string | null = null;
   let resourceId: string | null = null;
+  // A probe this server could not send for a reason the tool's admin must fix (headers sealed
+  // under another TOLLGATE_SECRET_KEY, a definition that is no longer valid) asked the provider
+  // nothing, so it is not counted against maxProbes: a wrong key for hours must not use up the
+  // budget. Its next try waits the cap (1 h by default), which bounds what it writes to the audit
+  // log. A probe that this operation's own values cannot fill in (no resource id) is counted, so
+  // it ends: they will not change while the operation is unknown.
+  let notCountedRetry: number | null = null;
+  const notCounted = `not counted against maxProbes; tried again in ${capSeconds} s`;
   if (opened === undefined) {
     verdict = "skipped";
-    summary = `probe ${d.probeNumber}: the probe's headers cannot be opened with this server's TOLLGATE_SECRET_KEY (changed since the tool was saved?): PUT the tool again with their values`;
+    notCountedRetry = capSeconds;
+    summary = `probe ${d.probeNumber}: the probe's headers cannot be opened with this server's TOLLGATE_SECRET_KEY (changed since the tool was saved?): PUT the tool again with their values; ${notCounted}`;
   } else if (!parsed.success) {
+    // Say where (field names only: an issue's message could in principle quote a value).
+    const where = parsed.error.issues[0]?.path.join(".");
     verdict = "skipped";
-    summary = `probe ${d.probeNumber}: the tool's probe definition is not valid`;
+    notCountedRetry = capSeconds;
+    summary = `probe ${d.probeNumber}: the tool's probe definition is not valid${where ? ` (at ${where})` : ""}: PUT the tool again; ${notCounted}`;
   } else {
     const url = fillTemplate(parsed.data.url, d);
     if (!url) {
@@ -99,8 +122,8 @@ async function probeOne(db: Db, fetch: GuardedFetch, serverSecret: string, d: Du
     }
   }
   const rows = await db.$queryRaw<{ r: { code: string } }[]>`
-    SELECT tollgate_record_probe(${d.tenantId}, ${d.operationId}, ${d.probeNumber}, ${verdict}, ${status}::int, ${summary},
-      ${resourceId}, ${evidence}) AS r`;
+    SELECT tollgate_record_probe(${d.tenantId}, ${d.operationId}, ${d.fencingToken}::bigint, ${d.probeNumber}, ${verdict}, ${status}::int,
+      ${summary}, ${resourceId}, ${evidence}, ${notCountedRetry}::int) AS r`;
   return { operationId: d.operationId, verdict, resolved: rows[0]?.r.code === "resolved" };
 }
 
@@ -148,6 +171,7 @@ async function ask(fetch: GuardedFetch, probe: Probe, url: string): Promise<{ st
     }
     return { status: res.status, body, text };
   } catch (error) {
-    return { error: error instanceof Error ? (error.name === "TimeoutError" ? `no answer within ${probe.timeoutMs} ms` : error.message) : String(error) };
+    // Never the error's own message: it can quote a header value or the whole URL (probe-failure.ts).
+    return { error: describeProbeFailure(error, probe.timeoutMs) };
   }
 }

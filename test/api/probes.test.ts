@@ -72,6 +72,27 @@ describe("tool policy", () => {
     expect(bad.body.errors[0].path).toBe("policy.probe.url");
     expect(await app.db.tool.count({ where: { name: "pay.bad" } })).toBe(0);
   });
+
+  it("a header value with a line break or a control character, or a URL with user:pass@, is refused: 400, nothing stored, the value never repeated", async () => {
+    const credential = "c2tfbGl2ZV9wcm9iZV9wdXQ";
+    const url = `${provider.url}/effects/by-key/{downstreamKey}`;
+    const cases: [Record<string, unknown>, string][] = [
+      [{ url, headers: { Authorization: `Basic ${credential}\r\nbW9yZQ==` } }, "policy.probe.headers.Authorization"],
+      [{ url, headers: { Authorization: `Bearer ${credential}\u0000` } }, "policy.probe.headers.Authorization"],
+      [{ url: url.replace("http://", `http://user:${credential}@`) }, "policy.probe.url"],
+    ];
+    for (const [probe, path] of cases) {
+      const bad = await call(app.baseUrl, "PUT", "/api/v1/tools/pay.wrapped", {
+        key: keys.admin,
+        body: { policy: { probe: { succeeded: { status: [200] }, ...probe } } },
+      });
+      expect(bad.status, bad.text).toBe(400);
+      expect(bad.body.errors.map((e: { path: string }) => e.path)).toEqual([path]);
+      expect(bad.text).not.toContain(credential);
+    }
+    expect(await app.db.tool.count({ where: { name: "pay.wrapped" } })).toBe(0);
+    expect(await app.db.auditEvent.count({ where: { targetId: "pay.wrapped" } })).toBe(0);
+  });
 });
 
 describe("probing unknown operations", () => {
@@ -203,7 +224,34 @@ describe("probing unknown operations", () => {
     expect(tool.probe).not.toHaveProperty("sealedHeaders");
   });
 
-  it("a header sealed under another TOLLGATE_SECRET_KEY is not sent: the probe is skipped and says why", async () => {
+  it("a header value stored before values were checked (a line break inside) is never sent, and never reaches the audit log", async () => {
+    const name = "pay.legacy-wrapped";
+    const credential = "c2tfbGl2ZV9sZWdhY3lfd3JhcHBlZA";
+    const probe = { url: `${provider.url}/effects/by-key/{downstreamKey}`, succeeded: { status: [200], path: "effect.id" }, maxProbes: 1 };
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", probe } } })).status).toBe(201);
+    // Stored as probes were before header values were sealed, or checked: plain, wrapped at 76 columns.
+    await app.db.tool.updateMany({
+      where: { tenantId: keys.tenantId, name },
+      data: { probe: { ...probe, timeoutMs: 5000, headers: { Authorization: `Basic ${credential}\r\nbW9yZQ==` } } },
+    });
+    const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: name, args: { amount: 600 } });
+    expect(c.status).toBe(201);
+    const lookupsBefore = provider.lookups();
+    await endLease(app.db, c.body.operationId);
+
+    const probed = await waitFor("the probe recorded", async () =>
+      app.db.auditEvent.findFirst({ where: { targetId: c.body.operationId, action: "operation.probed" } }),
+    );
+    const audit = await app.db.auditEvent.findMany({ where: { tenantId: keys.tenantId, targetId: { in: [c.body.operationId, name] } } });
+    expect(JSON.stringify(audit.map((e) => [e.before, e.after, e.reason]))).not.toContain(credential);
+    const trace = await getOperationTrace({ db: app.db, tenantId: keys.tenantId, operationId: c.body.operationId });
+    expect(JSON.stringify(trace)).not.toContain(credential);
+    expect(probed.after).toMatchObject({ verdict: "skipped", counted: false });
+    expect(probed.reason).toMatch(/the tool's probe definition is not valid \(at headers\.Authorization\): PUT the tool again/);
+    expect(provider.lookups()).toBe(lookupsBefore);
+  });
+
+  it("a header sealed under another TOLLGATE_SECRET_KEY is not sent: the probe is skipped, says why, and uses none of the budget", async () => {
     const name = "pay.other-key";
     const probe = { url: `${provider.url}/effects/by-key/{downstreamKey}`, headers: { Authorization: "Bearer x" }, succeeded: { status: [200] }, maxProbes: 1 };
     expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", probe } } })).status).toBe(201);
@@ -218,8 +266,90 @@ describe("probing unknown operations", () => {
     const probed = await waitFor("the probe recorded", async () =>
       app.db.auditEvent.findFirst({ where: { targetId: c.body.operationId, action: "operation.probed" } }),
     );
-    expect((probed.after as { verdict: string }).verdict).toBe("skipped");
-    expect(probed.reason).toMatch(/cannot be opened with this server's TOLLGATE_SECRET_KEY/);
+    expect(probed.after).toMatchObject({ verdict: "skipped", counted: false });
+    expect(probed.reason).toMatch(/cannot be opened with this server's TOLLGATE_SECRET_KEY.*not counted against maxProbes/);
+    // maxProbes is 1, and the worker keeps trying (at the cap, 1 s here): nothing was asked yet.
+    const skipped = () => app.db.auditEvent.count({ where: { targetId: c.body.operationId, action: "operation.probed" } });
+    await waitFor("a second skipped probe", async () => (await skipped()) >= 2);
     expect(provider.lookups()).toBe(lookupsBefore);
+
+    // The admin saves the value again: the probe is sent, and it is probe 1.
+    const fixed = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", probe } } });
+    expect(fixed.status, fixed.text).toBe(200);
+    const asked = await waitFor("the probe sent", async () =>
+      app.db.auditEvent.findFirst({ where: { targetId: c.body.operationId, action: "operation.probed", after: { path: ["verdict"], equals: "inconclusive" } } }),
+    );
+    expect(asked.after).toMatchObject({ probe: 1, counted: true });
+    expect(provider.lookups()).toBeGreaterThan(lookupsBefore);
+  });
+
+  it("an operation unknown a second time (an operator's retry, then a new attempt that ran out) gets a fresh budget", async () => {
+    const name = "pay.twice";
+    const probe = { url: `${provider.url}/effects/by-key/{downstreamKey}`, succeeded: { status: [200], path: "effect.id" }, notFound: { status: [404] }, maxProbes: 1 };
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", probe } } })).status).toBe(201);
+    const idem = `idem-${randomUUID()}`;
+    const first = await claim(app.baseUrl, keys.agent, idem, { tool: name, args: { amount: 700 } });
+    expect(first.status).toBe(201);
+    await endLease(app.db, first.body.operationId);
+    const probesOf = (attempt: number) =>
+      app.db.auditEvent.findMany({ where: { targetId: first.body.operationId, action: "operation.probed", after: { path: ["attempt"], equals: attempt } } });
+    await waitFor("attempt 1's probe", async () => (await probesOf(1)).length === 1);
+
+    const retry = await call(app.baseUrl, "POST", `/api/v1/operations/${first.body.operationId}/resolve`, {
+      key: keys.admin,
+      body: { outcome: "retry", reason: "the provider shows nothing: try again" },
+    });
+    expect(retry.status, retry.text).toBe(200);
+    const second = await claim(app.baseUrl, keys.agent, idem, { tool: name, args: { amount: 700 } });
+    expect(second.status, second.text).toBe(201);
+    expect(second.body.attempt.number).toBe(2);
+    await endLease(app.db, first.body.operationId);
+
+    const probed = await waitFor("attempt 2's probe", async () => (await probesOf(2))[0]);
+    expect(probed.after).toMatchObject({ probe: 1, verdict: "not_found", resolved: "no" });
+    expect(await operation(first.body.operationId)).toMatchObject({ state: "unknown", probeCount: 1 });
+  });
+
+  // A probe booked for attempt 1's unknown, then an operator's retry and attempt 2 whose lease
+  // ran out: attempt 1's answer must not settle attempt 2. The tool has no probe of its own, so
+  // the worker stays out of the way, and the test plays the probe pass's last step.
+  it("a verdict settles only the attempt it was booked for: a stale one is recorded and settles nothing", async () => {
+    const name = "pay.fenced";
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "deduplicated", maxAttempts: 3 } } })).status).toBe(201);
+    const idem = `idem-${randomUUID()}`;
+    const first = await claim(app.baseUrl, keys.agent, idem, { tool: name, args: { amount: 800 } });
+    expect(first.status).toBe(201);
+    const id: string = first.body.operationId;
+    const token1 = BigInt(first.body.attempt.fencingToken);
+    const reported = await call(app.baseUrl, "POST", `/api/v1/operations/${id}/complete`, { key: keys.agent, body: { fencingToken: first.body.attempt.fencingToken, outcome: "unknown" } });
+    expect(reported.status, reported.text).toBe(200);
+    const retry = await call(app.baseUrl, "POST", `/api/v1/operations/${id}/resolve`, { key: keys.admin, body: { outcome: "retry", reason: "nothing at the provider yet" } });
+    expect(retry.status, retry.text).toBe(200);
+    const second = await claim(app.baseUrl, keys.agent, idem, { tool: name, args: { amount: 800 } });
+    expect(second.status, second.text).toBe(201);
+    // Attempt 2's lease runs out; the takeover policy leaves it processing for the next claim.
+    await endLease(app.db, id);
+
+    const record = (token: bigint, probeNumber: number) =>
+      app.db.$queryRaw<{ r: { code: string } }[]>`
+        SELECT tollgate_record_probe(${keys.tenantId}, ${id}, ${token}::bigint, ${probeNumber}, 'succeeded', 200::int,
+          ${`probe ${probeNumber}: GET https://provider.example/charges answered 200`}, 'ch_old', '{}', NULL::int) AS r`;
+    expect((await record(token1, 3))[0]!.r.code).toBe("stale");
+    const op = await operation(id);
+    expect(op).toMatchObject({ state: "processing", resolution: { outcome: "retry" } });
+    const stale = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: id, action: "operation.probed" } });
+    expect(stale.after).toMatchObject({ probe: 3, verdict: "succeeded", resolved: "stale", attempt: 1 });
+    const trace = await getOperationTrace({ db: app.db, tenantId: keys.tenantId, operationId: id });
+    expect(trace!.timeline.map((e) => e.title)).toContain(
+      "Probe 3 found the effect, but it asked about attempt 1 and the operation has moved on: nothing settled",
+    );
+
+    // Attempt 2 reports unknown: attempt 1's answer is still stale, attempt 2's own settles it.
+    const token2: string = second.body.attempt.fencingToken;
+    expect((await call(app.baseUrl, "POST", `/api/v1/operations/${id}/complete`, { key: keys.agent, body: { fencingToken: token2, outcome: "unknown" } })).status).toBe(200);
+    expect((await record(token1, 4))[0]!.r.code).toBe("stale");
+    expect(await operation(id)).toMatchObject({ state: "unknown" });
+    expect((await record(BigInt(token2), 1))[0]!.r.code).toBe("resolved");
+    expect(await operation(id)).toMatchObject({ state: "succeeded", resolution: { via: "probe", resourceId: "ch_old" } });
   });
 });
