@@ -9,7 +9,8 @@ const CHECK_INPUT = "tollgate-secret-key-check-v1";
 // its key; the rest compare (insert-or-keep: no check-then-insert). A mismatch stops the process
 // with a message instead of letting it fail every delivery and probe quietly.
 // TOLLGATE_SECRET_KEY_REPLACED=1 records the new key's HMAC: for a deliberate change (the stored
-// subscription and webhook secrets then need setting again; the README says which).
+// subscription and webhook secrets then need setting again; the README says which). Set it for one
+// start only: while it is set, this process's key wins whatever the database holds.
 export async function assertSameSecretKey(databaseUrl: string, secret: string): Promise<void> {
   const digest = hmacBase64Url(secret, CHECK_INPUT);
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -22,12 +23,15 @@ export async function assertSameSecretKey(databaseUrl: string, secret: string): 
       );
       return;
     }
+    // Inserts ours, or (on conflict) locks the stored row and returns it unchanged: either way the
+    // digest that won, even when another process inserted it a moment ago (a plain SELECT beside
+    // ON CONFLICT DO NOTHING reads the statement's snapshot and could see no row at all).
     const { rows } = await client.query<{ digest: string }>(
-      `WITH ins AS (INSERT INTO secret_key_check (id, digest) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING digest)
-       SELECT digest FROM ins UNION ALL SELECT digest FROM secret_key_check WHERE id = 1`,
+      `INSERT INTO secret_key_check (id, digest) VALUES (1, $1)
+       ON CONFLICT (id) DO UPDATE SET digest = secret_key_check.digest RETURNING digest`,
       [digest],
     );
-    if (rows.length > 0 && rows[0]!.digest !== digest) {
+    if (rows[0]?.digest !== digest) {
       throw new CliError(
         "TOLLGATE_SECRET_KEY differs from the one this database was first used with: this process could not open stored secrets, " +
           "its deliveries would be refused and its downstream keys would differ. Start it with the same TOLLGATE_SECRET_KEY as the " +

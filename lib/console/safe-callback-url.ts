@@ -15,5 +15,9 @@ export function safeCallbackUrl(value: string | null, origin: string): string {
   } catch {
     return "/";
   }
-  return url.origin === origin ? `${url.pathname}${url.search}${url.hash}` : "/";
+  if (url.origin !== origin) return "/";
+  // The path as the URL parser normalised it, which is what gets pushed: dot segments can turn
+  // "/.//evil.example" into "//evil.example", another host again. So the result is checked too.
+  const target = `${url.pathname}${url.search}${url.hash}`;
+  return target.startsWith("//") || target.startsWith("/\\") ? "/" : target;
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redactDatabaseUrl } from "@/lib/cli/redact-database-url";
-import { startTestApp, type TestApp } from "../support/test-app";
+import { hmacBase64Url } from "@/lib/crypto/digest";
+import { startTestApp, TEST_SECRET, type TestApp } from "../support/test-app";
 import { fastWorkerFlags, startWorkerProcess } from "../support/worker-process";
 
 // Every process holding TOLLGATE_SECRET_KEY must hold the same one: a worker started with
@@ -23,7 +24,7 @@ describe("the secret key check", () => {
     const first = await startWorkerProcess(app.url, fastWorkerFlags);
     expect(await first.stop()).toBe(0);
     const stored = await app.db.secretKeyCheck.findUniqueOrThrow({ where: { id: 1 } });
-    expect(stored.digest).not.toContain("test-secret");
+    expect(stored.digest).toBe(hmacBase64Url(TEST_SECRET, "tollgate-secret-key-check-v1"));
 
     await expect(startWorkerProcess(app.url, fastWorkerFlags, { env: { TOLLGATE_SECRET_KEY: OTHER_KEY } })).rejects.toThrow(
       /TOLLGATE_SECRET_KEY differs from the one this database was first used with/,
@@ -35,6 +36,18 @@ describe("the secret key check", () => {
     await expect(startWorkerProcess(app.url, fastWorkerFlags)).rejects.toThrow(/differs/);
     const again = await startWorkerProcess(app.url, fastWorkerFlags, { env: { TOLLGATE_SECRET_KEY: OTHER_KEY } });
     expect(await again.stop()).toBe(0);
+  });
+
+  it("two processes starting at once on a fresh database with different keys: exactly one runs", async () => {
+    await app.db.$executeRaw`DELETE FROM secret_key_check`;
+    const results = await Promise.allSettled([
+      startWorkerProcess(app.url, fastWorkerFlags),
+      startWorkerProcess(app.url, fastWorkerFlags, { env: { TOLLGATE_SECRET_KEY: OTHER_KEY } }),
+    ]);
+    const running = results.filter((r) => r.status === "fulfilled");
+    expect(running).toHaveLength(1);
+    expect(results.find((r) => r.status === "rejected")?.reason).toMatchObject({ message: expect.stringMatching(/differs/) });
+    for (const r of running) await r.value.stop();
   });
 
   it("a key shorter than 32 characters is refused before anything starts", async () => {

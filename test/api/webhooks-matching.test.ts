@@ -235,6 +235,27 @@ describe("what else names an operation", () => {
     expect((await operation(op.operationId)).state).toBe("succeeded");
   });
 
+  it("against a settled operation an effect's event is judged like any other, however many effects it has: success under a failure is contradicting", async () => {
+    const op = await claimNew();
+    const put = (name: string) =>
+      call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/${name}`, {
+        key: acme.agent,
+        body: { fencingToken: op.token, provider: "tickets", state: "intended" },
+      });
+    const ticket = await put("create-ticket");
+    await put("notify-owner");
+    expect((await complete(op, "failed")).body.state).toBe("failed");
+
+    const res = await send("ticket.created", ticket.body.downstreamKey);
+
+    expect(res.body.status).toBe("contradicting");
+    const stored = await operation(op.operationId);
+    expect(stored.state).toBe("failed");
+    expect(stored.flaggedAt).not.toBeNull();
+    const effects = await app.db.sideEffect.findMany({ where: { operationId: op.operationId }, orderBy: { name: "asc" } });
+    expect(effects.map((e) => e.state)).toEqual(["intended", "intended"]);
+  });
+
   it("an event that contradicts the final state of the side effect it names is contradicting: flagged, nothing applied", async () => {
     const op = await claimNew();
     const failed = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create-ticket`, {

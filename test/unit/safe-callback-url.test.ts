@@ -20,6 +20,10 @@ describe("safeCallbackUrl", () => {
       "//evil.example/",
       "/\\evil.example/",
       "/\t/evil.example/", // a browser drops the tab: //evil.example/
+      "/.//evil.example/", // dot segments normalise to //evil.example/
+      "/..//evil.example/",
+      "/a/..//evil.example/",
+      "/%2e//evil.example/",
       "\\\\evil.example/",
       "javascript:alert(1)",
       "http://127.0.0.1:3000.evil.example/",

@@ -51,13 +51,14 @@ BEGIN
 
   -- Named by a side effect's key, the event is evidence about that one provider call: it may
   -- contradict the effect's own final state; it settles the operation only when that call is
-  -- the operation's only side effect (one charge of two calls says nothing of the other).
+  -- the operation's only side effect (one charge of two calls says nothing of the other). Against
+  -- a settled operation it is judged like any event: a charge that succeeded under an operation
+  -- that failed (or the reverse) is contradicting, whatever else the operation called.
   v_status := CASE
     WHEN v_op.id IS NULL THEN 'unmatched'
     WHEN v_outcome IS NULL THEN 'unmapped'
     WHEN v_effect.state IN ('confirmed', 'failed') AND v_effect.state <> v_effect_state THEN 'contradicting'
     WHEN v_op.state IN ('processing', 'unknown') THEN 'matched'
-    WHEN NOT v_alone THEN 'matched'
     WHEN tollgate_effective_outcome(v_op.state) = v_outcome THEN 'matched'
     ELSE 'contradicting' END;
 
