@@ -1,15 +1,22 @@
 import { unstorableText } from "@/lib/http/json-limits";
 import { ProblemError, type ProblemCode } from "@/lib/http/problem";
 
+// How a route answers a path parameter PostgreSQL cannot store: the code of its own 404 (an id
+// such a value cannot name), or null when the route validates that parameter itself (a name it
+// checks against a pattern, answering 400 like any bad name). Unlisted parameters answer the
+// generic "not-found".
+export type PathParamCodes = Record<string, ProblemCode | null>;
+
 // Next.js hands route handlers their path parameters decoded: `/operations/a%00b` arrives as
-// "a\u0000b", which PostgreSQL refuses in a text parameter (a 500). Such a value names nothing
-// that exists, so it is the route's own 404, before any query.
+// "a\u0000b", which PostgreSQL refuses in a text parameter (a 500). Checked before any query.
 // A route without parameters gets no params object at all.
-export function assertStorableParams(params: Record<string, string | string[]> | undefined, notFound: ProblemCode): void {
-  for (const value of Object.values(params ?? {})) {
+export function assertStorableParams(params: Record<string, string | string[]> | undefined, codes: PathParamCodes = {}): void {
+  for (const [name, value] of Object.entries(params ?? {})) {
+    const code = name in codes ? codes[name] : "not-found";
+    if (code === null) continue;
     const values = Array.isArray(value) ? value : [value];
     if (values.some((v) => unstorableText.test(v))) {
-      throw new ProblemError(notFound, "Nothing exists at this path: a path segment holds U+0000 or half of a surrogate pair.");
+      throw new ProblemError(code ?? "not-found", "Nothing exists at this path: a path segment holds U+0000 or half of a surrogate pair.");
     }
   }
 }

@@ -1,8 +1,8 @@
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { authenticateApiKey, type ApiKeyRole, type AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
-import { ProblemError, type ProblemCode } from "@/lib/http/problem";
-import { assertStorableParams } from "@/lib/http/path-params";
+import { ProblemError } from "@/lib/http/problem";
+import { assertStorableParams, type PathParamCodes } from "@/lib/http/path-params";
 import { handleRequest } from "@/lib/http/handle-errors";
 import type { RequestContext } from "@/lib/http/request-context";
 
@@ -12,10 +12,10 @@ const unauthorizedHeaders = { "www-authenticate": 'Bearer realm="tollgate"' };
 
 // Authenticates the Bearer API key and enforces the route's roles. `hotPath` routes use the
 // per-instance key cache; their SQL re-checks revocation itself, so the cache never lets a
-// revoked key change anything. Other routes always ask the database. `notFound` is the code a
-// path parameter that cannot exist answers (see assertStorableParams).
+// revoked key change anything. Other routes always ask the database. `params` says how each path
+// parameter that cannot exist is answered (see assertStorableParams).
 export function withApiKey<P extends Record<string, string> = Record<string, never>>(
-  options: { route: string; roles: readonly ApiKeyRole[]; hotPath?: boolean; notFound?: ProblemCode },
+  options: { route: string; roles: readonly ApiKeyRole[]; hotPath?: boolean; params?: PathParamCodes },
   handler: (args: HandlerArgs<P>) => Promise<Response>,
 ) {
   return (req: Request, routeContext: { params: Promise<P> }) =>
@@ -34,7 +34,7 @@ export function withApiKey<P extends Record<string, string> = Record<string, nev
         throw new ProblemError("forbidden", `This route needs one of the roles: ${options.roles.join(", ")}; the key has "${key.role}".`);
       }
       const params = await routeContext.params;
-      assertStorableParams(params, options.notFound ?? "not-found");
+      assertStorableParams(params, options.params);
       return handler({ req, key, params, ctx });
     });
 }

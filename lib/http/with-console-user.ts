@@ -24,7 +24,7 @@ export function withConsoleUser<P extends { tenant: string }>(
       if (!user) throw new ProblemError("unauthorized", "Sign in to the console first.");
       ctx.annotate({ userId: user.id });
       const params = await routeContext.params;
-      assertStorableParams(params, "not-found");
+      assertStorableParams(params);
       const tenant = user.tenants.find((t) => t.slug === params.tenant);
       if (!tenant) throw new ProblemError("not-found", "No such tenant.");
       ctx.annotate({ tenantId: tenant.id });

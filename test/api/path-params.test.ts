@@ -44,6 +44,16 @@ function bodyFor(template: string): unknown {
   return bodies[last] ?? bodies[template.split("/").at(-2)!] ?? {};
 }
 
+// What each parameter that cannot exist answers: an id is the route's own 404; a name the route
+// validates against its pattern is a 400 like any other bad name.
+function expectedCode(template: string, param: string): string {
+  if (param === "name") return "invalid-request";
+  if (template.startsWith("/api/v1/operations/")) return "operation-not-found";
+  if (template.startsWith("/api/v1/approvals/")) return "approval-not-found";
+  if (template.startsWith("/api/v1/webhooks/")) return "webhook-connection-not-found";
+  return "not-found";
+}
+
 // Unstorable once decoded. (A lone surrogate cannot be sent: %ED%A0%80 is not UTF-8, and Next.js
 // answers such a path itself, before any route code runs; see the README.)
 const BAD_VALUES = ["a%00b", "%00"];
@@ -84,6 +94,8 @@ describe("unstorable path parameters", () => {
             expect(res.status, `${method} ${url}: ${res.text}`).toBeLessThan(500);
             expect(res.status, `${method} ${url}: ${res.text}`).toBeGreaterThanOrEqual(400);
             expect(res.headers.get("content-type"), `${method} ${url}`).toBe("application/problem+json");
+            // A key whose role the route refuses learns only that (403); any other gets the route's own answer.
+            if (res.status !== 403) expect(res.body.code, `${method} ${url}`).toBe(expectedCode(template, param));
           }
         }
       }

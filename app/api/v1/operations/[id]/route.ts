@@ -9,7 +9,7 @@ export const dynamic = "force-dynamic";
 
 // GET /api/v1/operations/{id} – the operation's status view
 export const GET = withApiKey<{ id: string }>(
-  { route: "/api/v1/operations/{id}", roles: ["agent", "approver", "admin"], notFound: "operation-not-found" },
+  { route: "/api/v1/operations/{id}", roles: ["agent", "approver", "admin"], params: { id: "operation-not-found" } },
   async ({ key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
     const view = await getOperation({ db: db(), tenantId: key.tenantId, tools: key.tools, operationId: params.id });

@@ -13,7 +13,7 @@ export const dynamic = "force-dynamic";
 const route = "/api/v1/tools/{name}";
 
 // PUT /api/v1/tools/{name} – create (201) or replace (200) a tool; defaults filled in and returned
-export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"] }, async ({ req, key, params, ctx }) => {
+export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params, ctx }) => {
   const name = parseName(params.name);
   ctx.annotate({ tool: name });
   const definition = toolDefinitionSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
@@ -22,7 +22,7 @@ export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"] }, asy
 });
 
 // GET /api/v1/tools/{name} – one tool of the key's tenant
-export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"] }, async ({ key, params }) => {
+export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ key, params }) => {
   const tool = await getTool({ db: db(), tenantId: key.tenantId, name: parseName(params.name) });
   if (!tool) throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant.");
   return json(tool);

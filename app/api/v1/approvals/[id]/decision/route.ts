@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 
 // POST /api/v1/approvals/{id}/decision – approve (→ pending, the agent's next claim gets a lease) or reject
 export const POST = withApiKey<{ id: string }>(
-  { route: "/api/v1/approvals/{id}/decision", roles: ["approver", "admin"], notFound: "approval-not-found" },
+  { route: "/api/v1/approvals/{id}/decision", roles: ["approver", "admin"], params: { id: "approval-not-found" } },
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ approvalId: params.id });
     const input = decisionRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));

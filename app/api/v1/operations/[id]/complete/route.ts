@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 
 // POST /api/v1/operations/{id}/complete – the lease holder reports the outcome
 export const POST = withApiKey<{ id: string }>(
-  { route: "/api/v1/operations/{id}/complete", roles: ["agent", "admin"], notFound: "operation-not-found", hotPath: true },
+  { route: "/api/v1/operations/{id}/complete", roles: ["agent", "admin"], params: { id: "operation-not-found" }, hotPath: true },
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
     const input = completeRequestSchema.parse(await readJson(req, { maxBytes: 256 * KiB }));

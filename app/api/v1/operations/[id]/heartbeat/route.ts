@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 
 // POST /api/v1/operations/{id}/heartbeat – extend the lease while the work goes on
 export const POST = withApiKey<{ id: string }>(
-  { route: "/api/v1/operations/{id}/heartbeat", roles: ["agent", "admin"], notFound: "operation-not-found", hotPath: true },
+  { route: "/api/v1/operations/{id}/heartbeat", roles: ["agent", "admin"], params: { id: "operation-not-found" }, hotPath: true },
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
     const input = heartbeatRequestSchema.parse(await readJson(req, { maxBytes: 4 * KiB }));

@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 
 // POST /api/v1/operations/{id}/resolve – an operator settles an unknown outcome
 export const POST = withApiKey<{ id: string }>(
-  { route: "/api/v1/operations/{id}/resolve", roles: ["admin"], notFound: "operation-not-found" },
+  { route: "/api/v1/operations/{id}/resolve", roles: ["admin"], params: { id: "operation-not-found" } },
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
     const input = resolveRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));

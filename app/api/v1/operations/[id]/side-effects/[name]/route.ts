@@ -11,7 +11,7 @@ export const dynamic = "force-dynamic";
 
 // PUT /api/v1/operations/{id}/side-effects/{name} – the lease holder records a provider call (intent first)
 export const PUT = withApiKey<{ id: string; name: string }>(
-  { route: "/api/v1/operations/{id}/side-effects/{name}", roles: ["agent", "admin"], hotPath: true },
+  { route: "/api/v1/operations/{id}/side-effects/{name}", roles: ["agent", "admin"], hotPath: true, params: { id: "operation-not-found", name: null } },
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
     const name = sideEffectNameSchema.parse(params.name);
