@@ -10,7 +10,7 @@ import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
 
 let cached: AuthOptions | undefined;
 
-// next-auth v4 with JWT sessions. The token carries only the user id and the sign-in time: role,
+// next-auth v4 with JWT sessions. The token carries only the user id and its session generation: role,
 // memberships and "disabled" are read from the database on every request
 // (lib/auth/console-user.ts), so a demotion or a disabled account takes effect at once rather
 // than when the JWT expires, and a session from before a disable never works again.
@@ -35,7 +35,7 @@ export function authOptions(): AuthOptions {
           log().warn({ emailDigest: logDigest(email) }, "console sign-in refused");
           return null;
         }
-        return { id: user.id, email: user.email, name: user.name };
+        return { id: user.id, email: user.email, name: user.name, sessionGeneration: user.sessionGeneration };
       },
     }),
   ];
@@ -72,19 +72,21 @@ export function authOptions(): AuthOptions {
         if (user && account?.provider === "oidc") {
           const email = verifiedOidcEmail(profile);
           const known = email ? await db().user.findUnique({ where: { email } }) : null;
-          if (known) token.uid = known.id;
+          if (known) {
+            token.uid = known.id;
+            token.gen = known.sessionGeneration;
+          }
         } else if (user) {
           token.uid = user.id;
+          token.gen = (user as { sessionGeneration?: number }).sessionGeneration ?? 0;
         }
-        // `iat` is renewed whenever next-auth re-issues the cookie; the sign-in time is ours.
-        if (user) token.signedInAt = Date.now();
         return token;
       },
       async session({ session, token }) {
         return {
           ...session,
           uid: typeof token.uid === "string" ? token.uid : undefined,
-          signedInAt: typeof token.signedInAt === "number" ? token.signedInAt : 0,
+          gen: typeof token.gen === "number" ? token.gen : 0,
         };
       },
     },

@@ -19,15 +19,15 @@ export type ConsoleUser = {
 export const currentConsoleUser = cache(readConsoleUser);
 
 async function readConsoleUser(): Promise<ConsoleUser | null> {
-  const session = (await getServerSession(authOptions())) as { uid?: string; signedInAt?: number } | null;
+  const session = (await getServerSession(authOptions())) as { uid?: string; gen?: number } | null;
   if (!session?.uid) return null;
   const user = await db().user.findUnique({
     where: { id: session.uid },
     include: { tenants: { include: { tenant: true } } },
   });
   if (!user || user.disabledAt) return null;
-  // Signed in before the user was last disabled (tokens from before this rule carry no time: 0).
-  if (user.sessionsValidAfter && (session.signedInAt ?? 0) < user.sessionsValidAfter.getTime()) return null;
+  // Signed in before the user was last disabled (tokens from before this rule carry none: 0).
+  if ((session.gen ?? 0) !== user.sessionGeneration) return null;
   const tenants = user.allTenants
     ? await db().tenant.findMany({ orderBy: { slug: "asc" } })
     : user.tenants.map((m) => m.tenant).sort((a, b) => a.slug.localeCompare(b.slug));

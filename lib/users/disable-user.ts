@@ -17,10 +17,9 @@ export async function setUserDisabled(options: {
   return options.db.$transaction(async (tx) => {
     const user = await loadUserForAdmin(tx, options);
     if (Boolean(user.disabledAt) === options.disabled) return { changed: false, disabledAt: user.disabledAt };
-    const now = new Date();
     // Disabling also ends every session signed in until now, for good: re-enabling the user
     // later must not revive a session (perhaps the stolen one that got them disabled).
-    const data = options.disabled ? { disabledAt: now, sessionsValidAfter: now } : { disabledAt: null };
+    const data = options.disabled ? { disabledAt: new Date(), sessionGeneration: { increment: 1 } } : { disabledAt: null };
     const updated = await tx.user.update({ where: { id: user.id }, data, select: { disabledAt: true } });
     for (const tenantId of auditTenantsFor(user, options.tenantId)) {
       await recordAudit(tx, {
