@@ -10,6 +10,9 @@ describe("an endpoint URL as non-admins and the audit log see it", () => {
     ["https://ops.example.com/?key=1", "https://ops.example.com/…"],
     ["https://ops.example.com/hook", "https://ops.example.com/hook"],
     ["https://ops.example.com:8443/", "https://ops.example.com:8443/"],
+    ["https://webhook.site/1f0c6a9e-8d7b-4c2a-9e3f-5b6a7c8d9e0f", "https://webhook.site/…"],
+    ["https://ops.example.com/t0ken-123", "https://ops.example.com/…"],
+    ["https://ops.example.com/hook/", "https://ops.example.com/hook/…"],
     ["not a url", "[redacted]"],
   ])("%s → %s", (url, shown) => {
     expect(redactEndpoint(url)).toBe(shown);
