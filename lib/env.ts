@@ -19,6 +19,9 @@ const envSchema = z.object({
   OIDC_CLIENT_ID: z.string().min(1).optional(),
   OIDC_CLIENT_SECRET: z.string().min(1).optional(),
   OIDC_NAME: z.string().default("Single sign-on"),
+  // "false" for an identity provider that never sends `email_verified` but only issues addresses
+  // it owns (some Microsoft Entra ID setups): then its email is trusted as it is.
+  OIDC_REQUIRE_EMAIL_VERIFIED: z.enum(["true", "false"]).default("true").transform((v) => v === "true"),
 });
 
 // CIDRs the worker's outbound calls (event deliveries, probes) may reach although they are

@@ -63,14 +63,14 @@ export function authOptions(): AuthOptions {
       // nobody is auto-provisioned.
       async signIn({ account, profile }) {
         if (account?.provider !== "oidc") return true;
-        const email = verifiedOidcEmail(profile);
+        const email = verifiedOidcEmail(profile, { requireVerified: e.OIDC_REQUIRE_EMAIL_VERIFIED });
         const known = email ? await db().user.findUnique({ where: { email } }) : null;
         if (!known || known.disabledAt) log().warn({ emailDigest: logDigest(email ?? "") }, "console SSO sign-in refused");
         return Boolean(known && !known.disabledAt);
       },
       async jwt({ token, user, account, profile }) {
         if (user && account?.provider === "oidc") {
-          const email = verifiedOidcEmail(profile);
+          const email = verifiedOidcEmail(profile, { requireVerified: e.OIDC_REQUIRE_EMAIL_VERIFIED });
           const known = email ? await db().user.findUnique({ where: { email } }) : null;
           if (known) {
             token.uid = known.id;

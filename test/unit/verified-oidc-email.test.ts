@@ -21,4 +21,10 @@ describe("the email an SSO sign-in is matched by", () => {
       expect(verifiedOidcEmail(profile), JSON.stringify(profile)).toBeNull();
     }
   });
+
+  it("with requireVerified: false (a provider that never sends the claim), an email without it is trusted, an explicit false still is not", () => {
+    expect(verifiedOidcEmail({ email: "ops@acme.example" }, { requireVerified: false })).toBe("ops@acme.example");
+    expect(verifiedOidcEmail({ email: "ops@acme.example", email_verified: false }, { requireVerified: false })).toBeNull();
+    expect(verifiedOidcEmail({ email: "ops@acme.example", email_verified: "false" }, { requireVerified: false })).toBeNull();
+  });
 });
