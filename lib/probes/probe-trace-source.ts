@@ -3,7 +3,10 @@ import type { TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation
 // The operation trace's reconciliation probes: one entry per probe the worker sent for an
 // unknown operation, from the audit events tollgate_record_probe writes. A conclusive probe is
 // followed (same instant) by the resolution it made, whose "Via" reads "probe". A stale probe
-// (booked for an attempt the operation has since moved on from) settled nothing, whatever it found.
+// (booked for an attempt the operation has since moved on from, or recorded by a worker running
+// code from before probes carried their attempt's token) settled nothing, whatever it found; nor
+// did one recorded after an operator or a webhook had settled the operation. A probe that could
+// not be sent for the same reason again and again is recorded once, when the reason began.
 
 type ProbeAfter = { probe?: number; verdict?: string; status?: number | null; resolved?: string; attempt?: number | null };
 
@@ -14,7 +17,8 @@ const outcomes: Record<string, { title: string; tone: TraceTone }> = {
   inconclusive: { title: "inconclusive: stays unknown", tone: "warn" },
   skipped: { title: "could not be sent", tone: "warn" },
 };
-const staleWords: Record<string, string> = {
+// What a probe found, for the ones that changed nothing (stale, or after the operation was settled).
+const foundWords: Record<string, string> = {
   succeeded: "found the effect",
   failed: "said the call failed",
   not_found: "found nothing",
@@ -30,16 +34,21 @@ export const probesTraceSource: TraceSource<undefined> = {
       const how = outcomes[after.verdict ?? ""] ?? { title: after.verdict ?? "done", tone: "info" as const };
       const conclusive = after.verdict === "succeeded" || after.verdict === "failed";
       const stale = after.resolved === "stale";
+      // Settled meanwhile (records from before fencing tokens: a conclusive verdict not "resolved").
+      const settled = after.resolved === "already-settled" || (conclusive && !stale && after.resolved !== "resolved");
+      const words = foundWords[after.verdict ?? ""] ?? after.verdict ?? "done";
       const title = stale
-        ? `${staleWords[after.verdict ?? ""] ?? after.verdict ?? "done"}, but it asked about attempt ${after.attempt ?? "?"} and the operation has moved on: nothing settled`
-        : conclusive && after.resolved !== "resolved"
-          ? `${after.verdict}, but the operation was already settled`
+        ? after.attempt == null
+          ? `${words}, but it was recorded by a worker running older code, which does not say what attempt it asked about: nothing settled`
+          : `${words}, but it asked about attempt ${after.attempt} and the operation has moved on: nothing settled`
+        : settled
+          ? `${words}, but the operation was already settled: nothing changed`
           : how.title;
       return {
         key: `probe-${a.id}`,
         at: a.at,
         kind: "probe",
-        tone: stale ? "info" : how.tone,
+        tone: stale || settled ? "info" : how.tone,
         rank: 4,
         title: `Probe ${after.probe ?? "?"} ${title}`,
         actor: a.actor,

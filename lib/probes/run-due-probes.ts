@@ -80,9 +80,10 @@ async function probeOne(
   // A probe this server could not send for a reason the tool's admin must fix (headers sealed
   // under another TOLLGATE_SECRET_KEY, a definition that is no longer valid) asked the provider
   // nothing, so it is not counted against maxProbes: a wrong key for hours must not use up the
-  // budget. Its next try waits the cap (1 h by default), which bounds what it writes to the audit
-  // log. A probe that this operation's own values cannot fill in (no resource id) is counted, so
-  // it ends: they will not change while the operation is unknown.
+  // budget. Its next try waits the cap (1 h by default), and is audited only when the reason is
+  // new (tollgate_record_probe: not when the operation's latest probe record is the same skip), so
+  // the trace shows it once, from when it began. A probe that this operation's own values cannot
+  // fill in (no resource id) is counted, so it ends: they will not change while the operation is unknown.
   let notCountedRetry: number | null = null;
   const notCounted = `not counted against maxProbes; tried again in ${capSeconds} s`;
   if (opened === undefined) {

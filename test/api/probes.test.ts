@@ -53,6 +53,33 @@ afterAll(async () => {
 
 const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
 
+// Waits until the worker has tried the operation's probe at least `times` more times: each try,
+// recorded or not, moves its next probe time, at most twice (booked, then an uncounted skip's
+// retry at the cap).
+async function triedAgain(operationId: string, times: number) {
+  const seen = new Set<number>();
+  await waitFor(`${times} more tries`, async () => {
+    seen.add((await operation(operationId)).nextProbeAt?.getTime() ?? 0);
+    return seen.size > 2 * times;
+  }, 30_000, 50);
+}
+
+// An operation reported unknown by its agent, of a tool without a probe of its own (the worker
+// stays out of the way: the test plays the probe pass's last step). Returns its id and token.
+async function unknownOperation(name: string, amount: number) {
+  const put = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", maxAttempts: 3 } } });
+  expect([200, 201]).toContain(put.status);
+  const idem = `idem-${randomUUID()}`;
+  const c = await claim(app.baseUrl, keys.agent, idem, { tool: name, args: { amount } });
+  expect(c.status, c.text).toBe(201);
+  const reported = await call(app.baseUrl, "POST", `/api/v1/operations/${c.body.operationId}/complete`, {
+    key: keys.agent,
+    body: { fencingToken: c.body.attempt.fencingToken, outcome: "unknown" },
+  });
+  expect(reported.status, reported.text).toBe(200);
+  return { id: c.body.operationId as string, token: BigInt(c.body.attempt.fencingToken), idem };
+}
+
 describe("tool policy", () => {
   it("the probe is part of the tool definition, validated, and shown back with its defaults", async () => {
     const read = await call(app.baseUrl, "GET", `/api/v1/tools/${tool}`, { key: keys.admin });
@@ -268,10 +295,27 @@ describe("probing unknown operations", () => {
     );
     expect(probed.after).toMatchObject({ verdict: "skipped", counted: false });
     expect(probed.reason).toMatch(/cannot be opened with this server's TOLLGATE_SECRET_KEY.*not counted against maxProbes/);
-    // maxProbes is 1, and the worker keeps trying (at the cap, 1 s here): nothing was asked yet.
-    const skipped = () => app.db.auditEvent.count({ where: { targetId: c.body.operationId, action: "operation.probed" } });
-    await waitFor("a second skipped probe", async () => (await skipped()) >= 2);
+    // maxProbes is 1, and the worker keeps trying (at the cap, 1 s here): nothing was asked yet,
+    // and the reason is written once, from when it began, not once per try.
+    const recorded = () =>
+      app.db.auditEvent.findMany({ where: { targetId: c.body.operationId, action: "operation.probed" }, orderBy: { id: "asc" } });
+    await triedAgain(c.body.operationId, 2);
+    expect((await recorded()).map((a) => a.id)).toEqual([probed.id]);
     expect(provider.lookups()).toBe(lookupsBefore);
+
+    // Another reason (a definition stored before header values were checked) is written, once.
+    await app.db.tool.update({
+      where: { id: tool.id },
+      data: { probe: { ...probe, timeoutMs: 5000, headers: { Authorization: "Bearer x\r\ny" } } },
+    });
+    const invalid = await waitFor("the new reason recorded", async () => (await recorded())[1]);
+    expect(invalid.after).toMatchObject({ verdict: "skipped", counted: false });
+    expect(invalid.reason).toMatch(/the tool's probe definition is not valid \(at headers\.Authorization\)/);
+    await triedAgain(c.body.operationId, 1);
+    expect(await recorded()).toHaveLength(2);
+    expect(provider.lookups()).toBe(lookupsBefore);
+    const trace = await getOperationTrace({ db: app.db, tenantId: keys.tenantId, operationId: c.body.operationId });
+    expect(trace!.timeline.filter((e) => e.kind === "probe").map((e) => e.title)).toEqual(["Probe 1 could not be sent", "Probe 1 could not be sent"]);
 
     // The admin saves the value again: the probe is sent, and it is probe 1.
     const fixed = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", probe } } });
@@ -307,7 +351,17 @@ describe("probing unknown operations", () => {
 
     const probed = await waitFor("attempt 2's probe", async () => (await probesOf(2))[0]);
     expect(probed.after).toMatchObject({ probe: 1, verdict: "not_found", resolved: "no" });
-    expect(await operation(first.body.operationId)).toMatchObject({ state: "unknown", probeCount: 1 });
+    // The budget is the one booked under attempt 2's token.
+    expect(await operation(first.body.operationId)).toMatchObject({ state: "unknown", probeCount: 1, probeBudgetToken: BigInt(second.body.attempt.fencingToken) });
+  });
+
+  // The fresh budget is read from the token, not made by a trigger: a BEFORE UPDATE row trigger
+  // locks the old row (and writes WAL for it) on every update of operation, the protocol's too.
+  it("no row trigger runs before updates of operation", async () => {
+    const rows = await app.db.$queryRaw<{ tgname: string }[]>`
+      SELECT tgname FROM pg_trigger WHERE tgrelid = 'operation'::regclass AND NOT tgisinternal
+        AND tgtype & 1 = 1 AND tgtype & 2 = 2 AND tgtype & 16 = 16`;
+    expect(rows).toEqual([]);
   });
 
   // A probe booked for attempt 1's unknown, then an operator's retry and attempt 2 whose lease
@@ -351,5 +405,96 @@ describe("probing unknown operations", () => {
     expect(await operation(id)).toMatchObject({ state: "unknown" });
     expect((await record(BigInt(token2), 1))[0]!.r.code).toBe("resolved");
     expect(await operation(id)).toMatchObject({ state: "succeeded", resolution: { via: "probe", resourceId: "ch_old" } });
+  });
+
+  it("a probe recorded after the operation was settled says so on the trace, and changes nothing", async () => {
+    const { id, token } = await unknownOperation("pay.settled-first", 810);
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${id}/resolve`, { key: keys.admin, body: { outcome: "failed", reason: "the provider says declined" } });
+    expect(resolved.status, resolved.text).toBe(200);
+    const r = await app.db.$queryRaw<{ r: { code: string } }[]>`
+      SELECT tollgate_record_probe(${keys.tenantId}, ${id}, ${token}::bigint, 1, 'not_found', 404::int,
+        'probe 1: GET https://provider.example/charges answered 404', NULL, '{}', NULL::int) AS r`;
+    expect(r[0]!.r.code).toBe("recorded");
+    expect(await operation(id)).toMatchObject({ state: "failed", resolution: { via: "operator" } });
+    const trace = await getOperationTrace({ db: app.db, tenantId: keys.tenantId, operationId: id });
+    expect(trace!.timeline.filter((e) => e.kind === "probe").map((e) => [e.title, e.tone])).toEqual([
+      ["Probe 1 found nothing, but the operation was already settled: nothing changed", "info"],
+    ]);
+  });
+
+  // A probe that asked nothing for a reason of the server's or the tool's is tried again at the
+  // cap for as long as the reason lasts; the audit log (and the trace) gets the reason once.
+  it("an uncounted skip is recorded only when the latest probe record is not already the same skip; every one is retried", async () => {
+    const { id, token, idem } = await unknownOperation("pay.skipping", 820);
+    const keyGone = "probe 1: the probe's headers cannot be opened with this server's TOLLGATE_SECRET_KEY; not counted against maxProbes; tried again in 3600 s";
+    const invalid = "probe 1: the tool's probe definition is not valid (at url): PUT the tool again; not counted against maxProbes; tried again in 3600 s";
+    const record = async (t: bigint, verdict: string, summary: string, counted: boolean) => {
+      // As the probe pass does: booked (counted, scheduled) first, then recorded.
+      await app.db.$executeRaw`UPDATE operation SET probe_count = probe_count + 1, next_probe_at = now() WHERE id = ${id}`;
+      const rows = await app.db.$queryRaw<{ r: { code: string } }[]>`
+        SELECT tollgate_record_probe(${keys.tenantId}, ${id}, ${t}::bigint, 1, ${verdict}, NULL::int, ${summary}, NULL, NULL,
+          ${counted ? null : 3600}::int) AS r`;
+      expect(rows[0]!.r.code).toBe("recorded");
+    };
+    const recorded = async () =>
+      (await app.db.auditEvent.findMany({ where: { targetId: id, action: "operation.probed" }, orderBy: { id: "asc" } })).map((a) => [
+        (a.after as { attempt: number }).attempt,
+        a.reason,
+      ]);
+
+    await record(token, "skipped", keyGone, false);
+    const before = await operation(id);
+    await record(token, "skipped", keyGone, false);
+    // Not written, but retried all the same: not counted, and the next try an hour from now.
+    expect(await recorded()).toEqual([[1, keyGone]]);
+    const after = await operation(id);
+    expect(after.probeCount).toBe(0);
+    expect(after.nextProbeAt!.getTime()).toBeGreaterThan(Date.now() + 3500_000);
+    expect(after.nextProbeAt!.getTime()).toBeGreaterThanOrEqual(before.nextProbeAt!.getTime());
+
+    await record(token, "skipped", invalid, false); // another reason
+    await record(token, "skipped", invalid, false);
+    await record(token, "inconclusive", "probe 1: GET https://provider.example/charges failed: connection refused", true);
+    await record(token, "skipped", invalid, false); // after a probe that was sent
+    await record(token, "skipped", invalid, false);
+    expect(await recorded()).toEqual([
+      [1, keyGone],
+      [1, invalid],
+      [1, "probe 1: GET https://provider.example/charges failed: connection refused"],
+      [1, invalid],
+    ]);
+
+    // A new episode (an operator's retry, attempt 2 reported unknown) shows its reason again.
+    expect((await call(app.baseUrl, "POST", `/api/v1/operations/${id}/resolve`, { key: keys.admin, body: { outcome: "retry", reason: "again" } })).status).toBe(200);
+    const second = await claim(app.baseUrl, keys.agent, idem, { tool: "pay.skipping", args: { amount: 820 } });
+    expect(second.status, second.text).toBe(201);
+    const reported = await call(app.baseUrl, "POST", `/api/v1/operations/${id}/complete`, { key: keys.agent, body: { fencingToken: second.body.attempt.fencingToken, outcome: "unknown" } });
+    expect(reported.status, reported.text).toBe(200);
+    await record(BigInt(second.body.attempt.fencingToken), "skipped", invalid, false);
+    await record(BigInt(second.body.attempt.fencingToken), "skipped", invalid, false);
+    expect((await recorded()).slice(4)).toEqual([[2, invalid]]);
+  });
+
+  // Rolling deploys: a worker still running the code from before probes carried their token calls
+  // the 8-argument function. It keeps working (its pass does not fail) and settles nothing.
+  it("the 8-argument tollgate_record_probe of older workers records the probe as stale and settles nothing", async () => {
+    const { id } = await unknownOperation("pay.old-worker", 830);
+    // The call exactly as the older worker's code makes it.
+    const probeNumber = 2;
+    const status = 200;
+    const summary = "probe 2: GET https://provider.example/charges answered 200: the provider has the effect (resolved by probe: succeeded)";
+    const rows = await app.db.$queryRaw<{ r: { code: string } }[]>`
+      SELECT tollgate_record_probe(${keys.tenantId}, ${id}, ${probeNumber}, ${"succeeded"}, ${status}::int, ${summary},
+        ${"ch_old_worker"}, ${"{}"}) AS r`;
+    expect(rows[0]!.r.code).toBe("stale");
+    expect(await operation(id)).toMatchObject({ state: "unknown", resolution: null, result: null });
+    const probed = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: id, action: "operation.probed" } });
+    expect(probed.after).toMatchObject({ probe: 2, verdict: "succeeded", resolved: "stale", attempt: null, counted: true });
+    expect(probed.reason).toBe(summary);
+    const trace = await getOperationTrace({ db: app.db, tenantId: keys.tenantId, operationId: id });
+    expect(trace!.timeline.filter((e) => e.kind === "probe").map((e) => e.title)).toEqual([
+      "Probe 2 found the effect, but it was recorded by a worker running older code, which does not say what attempt it asked about: nothing settled",
+    ]);
+    expect(trace!.resolvable).toBe(true);
   });
 });
