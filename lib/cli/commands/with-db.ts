@@ -4,7 +4,7 @@ import { migrate } from "@/lib/db/migrate";
 import { migrationsDir } from "@/lib/cli/paths";
 
 // Opens the database (migrating it first, so every command sees the current schema), runs
-// the body, then closes the client and an embedded server this process started.
+// the body, then closes the client and lets go of the embedded server (stopped if this process was its last user).
 export async function withDb<T>(body: (db: Db, url: string) => Promise<T>): Promise<T> {
   const database = await openDatabase();
   const db = createDb(database.url, 4);

@@ -33,10 +33,13 @@
  *                               reused next time if still free (stable URL for
  *                               psql / GUI tools); ownerPid lets a new process
  *                               tell a *stale* server (owner dead) from one
- *                               still in use by a live process.
+ *                               still in use by a live process. A detach()ed
+ *                               server has no ownerPid: whoever uses it decides
+ *                               when it stops (lib/cli/database.ts does).
  *  - <dataDir>.init-<pid>-<rnd>/ transient: initdb runs here, then the dir is
  *                               renamed to <dataDir>, so a half-finished
  *                               initdb (killed run) never looks initialised.
  */
 export { startEmbeddedPostgres } from "./start-embedded-postgres";
+export { probeEmbeddedPostgres, stopEmbeddedPostgres } from "./shared-server";
 export type { EmbeddedPostgresHandle, StartEmbeddedPostgresOptions } from "./start-embedded-postgres";

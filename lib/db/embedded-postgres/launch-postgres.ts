@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import readline from "node:readline";
 import type { Binaries } from "./binaries";
 import type { RunAs } from "./run-as-postgres-user";
@@ -16,6 +17,8 @@ export type RunningServer = {
   signal: (signal: NodeJS.Signals) => boolean;
   /** Resolves when the server is gone (fast shutdown, escalating if it hangs). */
   stop: () => Promise<void>;
+  /** Lets this process exit while the server keeps running (its log lines are forwarded until then). */
+  unref: () => void;
 };
 
 /** `portInUse`: another process took the port, so another port may work. */
@@ -93,7 +96,13 @@ export async function launchPostgres(options: {
       await withTimeout(exited, timeoutMs);
       return hasExited;
     };
-    return { port, pid: child.pid, exited, signal, stop: () => shutDownPostgres({ name: "server", signal, waitGone, log }) };
+    const unref = (): void => {
+      child.unref();
+      // The stderr pipe would keep the event loop alive too. Once we exit postgres' writes to it
+      // fail with EPIPE, which postgres ignores.
+      (child.stderr as Partial<Socket> | null)?.unref?.();
+    };
+    return { port, pid: child.pid, exited, signal, stop: () => shutDownPostgres({ name: "server", signal, waitGone, log }), unref };
   }
 
   if (outcome === "timeout") {

@@ -1,7 +1,8 @@
 import { promises as fs } from "node:fs";
 import { sleep } from "./with-timeout";
 
-export type ProcInfo = { comm: string; state: string; ppid: number };
+/** `startTime`: clock ticks after boot; with the pid it identifies a process even once the pid is reused. */
+export type ProcInfo = { comm: string; state: string; ppid: number; startTime: number };
 
 /** From /proc/<pid>/stat; null if there is no such process. */
 export async function readProc(pid: number): Promise<ProcInfo | null> {
@@ -11,11 +12,11 @@ export async function readProc(pid: number): Promise<ProcInfo | null> {
   } catch {
     return null;
   }
-  // "pid (comm) state ppid ..."; comm may contain spaces/parens -> use lastIndexOf.
+  // "pid (comm) state ppid ... starttime(22nd) ..."; comm may contain spaces/parens -> use lastIndexOf.
   const open = stat.indexOf("(");
   const close = stat.lastIndexOf(")");
   const rest = stat.slice(close + 2).split(" ");
-  return { comm: stat.slice(open + 1, close), state: rest[0] ?? "", ppid: Number(rest[1]) };
+  return { comm: stat.slice(open + 1, close), state: rest[0] ?? "", ppid: Number(rest[1]), startTime: Number(rest[19]) };
 }
 
 /** Zombies count as gone: an orphaned postmaster is reparented to PID 1, which may never reap it. */

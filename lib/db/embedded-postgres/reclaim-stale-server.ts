@@ -12,7 +12,8 @@ import { shutDownPid } from "./shut-down-postgres";
  * postmaster.pid, so the normal path costs one failed readFile. Otherwise:
  *  - postmaster alive and still the child of the live process recorded in the
  *    state file -> the cluster is in use; refuse rather than kill it;
- *  - postmaster alive but orphaned -> stale: fast-shutdown it and wait;
+ *  - postmaster alive but orphaned, or detach()ed (no owner recorded) -> stale:
+ *    fast-shutdown it and wait (stopEmbeddedPostgres() relies on this);
  *  - pid dead (or reused by an unrelated process) -> remove the stale pid file
  *    (postgres itself would refuse to start if the pid was reused);
  *  - finally kill orphaned backends of a SIGKILLed postmaster, which would
@@ -42,7 +43,7 @@ export async function reclaimStaleServer(options: { dataDir: string; log: (msg: 
             `port ${lines[3]?.trim() ?? "?"}) started by live process ${ownerPid}; stop that process first`,
         );
       }
-      log(`embedded postgres: stopping stale server pid ${pid} (its parent process is gone)`);
+      log(`embedded postgres: stopping server pid ${pid} (no live process owns it)`);
       await shutDownPid(pid, log);
     } else {
       log(`embedded postgres: removing stale postmaster.pid (pid ${lines[0] ?? "?"} is not running postgres here)`);

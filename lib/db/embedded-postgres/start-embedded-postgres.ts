@@ -24,6 +24,13 @@ export type EmbeddedPostgresHandle = {
   port: number;
   /** Fast shutdown; resolves when the server is gone. Safe to call repeatedly. */
   stop: () => Promise<void>;
+  /**
+   * Gives the server up: it keeps running when this process exits (no stop at exit, the
+   * process may exit while it runs), and the state file no longer names an owner, so that
+   * stopEmbeddedPostgres() - from any process - stops it instead of refusing. For servers
+   * shared by several processes, which decide among themselves who stops it.
+   */
+  detach: () => Promise<void>;
 };
 
 export async function startEmbeddedPostgres(opts: StartEmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
@@ -51,8 +58,9 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedPostgresOptions):
   };
   process.on("exit", onProcessExit);
   let stopping: Promise<void> | undefined;
+  let detached = false;
   void server.exited.then(() => {
-    if (!stopping) log("embedded postgres: server exited unexpectedly");
+    if (!stopping && !detached) log("embedded postgres: server exited unexpectedly");
   });
 
   const stop = (): Promise<void> => {
@@ -64,6 +72,14 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedPostgresOptions):
     return stopping;
   };
 
+  const detach = async (): Promise<void> => {
+    if (detached || stopping) return;
+    detached = true;
+    process.off("exit", onProcessExit);
+    server.unref();
+    await writeServerState(dataDir, { port, postmasterPid: server.pid }, log);
+  };
+
   await writeServerState(dataDir, { port, ownerPid: process.pid, postmasterPid: server.pid }, log);
   try {
     await ensureDatabase(port);
@@ -73,5 +89,5 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedPostgresOptions):
   }
 
   log(`embedded postgres: ready on ${HOST}:${port} (${dataDir})`);
-  return { databaseUrl: databaseUrl(port), port, stop };
+  return { databaseUrl: databaseUrl(port), port, stop, detach };
 }
