@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call } from "../support/http";
+import { createApiKey } from "@/lib/api-keys/create-api-key";
+import { call, claim } from "../support/http";
+import { expectProblem } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 
 // Tools are the admin's declaration of how each agent tool call is made safe: the API fills
@@ -223,5 +225,30 @@ describe("tenant isolation", () => {
     expect((await get(b.admin, "/api/v1/tools/shared.name")).body).toMatchObject({ description: "globex's", policy: { leaseSeconds: 99 } });
     expect(await auditOf(a.tenantId, "shared.name")).toHaveLength(1);
     expect(await auditOf(b.tenantId, "shared.name")).toHaveLength(1);
+  });
+});
+
+describe("an admin key limited to some tools", () => {
+  it("reads, lists and defines only those: the others are 404 tool-not-found and stay as they were; nor can it resolve their operations", async () => {
+    expect((await put(a.admin, "limited.mine", {})).status).toBe(201);
+    expect((await put(a.admin, "limited.other", { policy: { approval: "required" } })).status).toBe(201);
+    const limited = await createApiKey({ db: app.db, tenantId: a.tenantId, input: { principal: "acme-limited-admin", role: "admin", tools: ["limited.mine"] }, actor: "test" });
+
+    expect((await get(limited.secret, "/api/v1/tools/limited.mine")).status).toBe(200);
+    expectProblem(await get(limited.secret, "/api/v1/tools/limited.other"), 404, "tool-not-found");
+    expectProblem(await put(limited.secret, "limited.other", { policy: { approval: "none" } }), 404, "tool-not-found");
+    expect((await get(a.admin, "/api/v1/tools/limited.other")).body.policy).toMatchObject({ approval: "required" });
+    expect((await get(limited.secret, "/api/v1/tools")).body.tools.map((t: { name: string }) => t.name)).toEqual(["limited.mine"]);
+
+    // An unknown operation of the other tool (its lease ran out): 404 for the limited key, resolved by the full one.
+    expect((await put(a.admin, "limited.third", { policy: { leaseSeconds: 1 } })).status).toBe(201);
+    const c = await claim(app.baseUrl, a.agent, "limited-idem-1", { tool: "limited.third", args: {} });
+    expect(c.status, c.text).toBe(201);
+    await app.db.$executeRaw`UPDATE operation SET state = 'unknown', lease_expires_at = NULL WHERE id = ${c.body.operationId}`;
+    const resolve = (key: string) =>
+      call(app.baseUrl, "POST", `/api/v1/operations/${c.body.operationId}/resolve`, { key, body: { outcome: "failed", reason: "checked the provider" } });
+    expectProblem(await resolve(limited.secret), 404, "operation-not-found");
+    expect((await app.db.operation.findUniqueOrThrow({ where: { id: c.body.operationId } })).state).toBe("unknown");
+    expect((await resolve(a.admin)).status).toBe(200);
   });
 });

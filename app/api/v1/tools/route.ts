@@ -8,7 +8,9 @@ export const dynamic = "force-dynamic";
 
 // GET /api/v1/tools – the tenant's tools with their annotations and policies
 export const GET = withApiKey({ route: "/api/v1/tools", roles: ["admin"] }, async ({ key }) => {
-  return json({ tools: await listTools({ db: db(), tenantId: key.tenantId }) });
+  // A key limited to some tools sees only those (the others do not exist for it, as for another tenant's).
+  const tools = await listTools({ db: db(), tenantId: key.tenantId });
+  return json({ tools: key.tools.length > 0 ? tools.filter((t) => key.tools.includes(t.name)) : tools });
 });
 
 export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/tools", ["GET"]);

@@ -3,6 +3,7 @@ import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
+import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
 import { getTool } from "@/lib/tools/get-tool";
 import { putTool } from "@/lib/tools/put-tool";
 import { toolDefinitionSchema, toolNameSchema } from "@/lib/tools/tool-schema";
@@ -15,6 +16,7 @@ const route = "/api/v1/tools/{name}";
 // PUT /api/v1/tools/{name} – create (201) or replace (200) a tool; defaults filled in and returned
 export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params, ctx }) => {
   const name = parseName(params.name);
+  assertKeyMayUse(key, name);
   ctx.annotate({ tool: name });
   const definition = toolDefinitionSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
   const { created, tool } = await putTool({ db: db(), tenantId: key.tenantId, name, definition, actor: `api-key:${key.id}` });
@@ -23,10 +25,20 @@ export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], param
 
 // GET /api/v1/tools/{name} – one tool of the key's tenant
 export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ key, params }) => {
-  const tool = await getTool({ db: db(), tenantId: key.tenantId, name: parseName(params.name) });
+  const name = parseName(params.name);
+  assertKeyMayUse(key, name);
+  const tool = await getTool({ db: db(), tenantId: key.tenantId, name });
   if (!tool) throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant.");
   return json(tool);
 });
+
+// An admin key limited to some tools may neither read nor define the others: they do not exist
+// for it (404, as for another tenant's), or it could lift another tool's approval gate.
+function assertKeyMayUse(key: AuthenticatedKey, name: string): void {
+  if (key.tools.length > 0 && !key.tools.includes(name)) {
+    throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant (for this key's tools).");
+  }
+}
 
 function parseName(raw: string): string {
   const parsed = toolNameSchema.safeParse(raw);

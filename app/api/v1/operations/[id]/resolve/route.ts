@@ -3,6 +3,8 @@ import { KiB, readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { resolveOperation } from "@/lib/operations/resolve-operation";
+import { getOperation } from "@/lib/operations/get-operation";
+import { ProblemError } from "@/lib/http/problem";
 import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
 import { otherMethods } from "@/lib/http/method-not-allowed";
 
@@ -14,6 +16,11 @@ export const POST = withApiKey<{ id: string }>(
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
     const input = resolveRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
+    // A key limited to some tools cannot read another tool's operation (404), so it cannot settle
+    // one either. An operation's tool never changes, so reading it first leaves no race.
+    if (key.tools.length > 0 && !(await getOperation({ db: db(), tenantId: key.tenantId, tools: key.tools, operationId: params.id }))) {
+      throw new ProblemError("operation-not-found", "No operation with this id exists in your tenant (for this key's tools).");
+    }
     const view = await resolveOperation({
       db: db(),
       tenantId: key.tenantId,
