@@ -34,22 +34,28 @@ export async function ingestWebhook(options: {
 
   connection = await verified(connection, { db, headers, body, serverSecret: options.serverSecret, count });
   const { text, payload } = parsePayload(body, count);
-  const providerEventId = providerEventIdOf(connection, headers, payload, body);
-  if (providerEventId.length > 255) {
-    count("invalid-payload");
-    throw new ProblemError("invalid-request", "The provider event id is longer than 255 characters.");
-  }
+  const identify = (c: IngestConnection): string => {
+    const id = providerEventIdOf(c, headers, payload, body);
+    if (id.length > 255) {
+      count("invalid-payload");
+      throw new ProblemError("invalid-request", "The provider event id is longer than 255 characters.");
+    }
+    return id;
+  };
+  let providerEventId = identify(connection);
   const eventType = typeof payload.type === "string" ? payload.type.slice(0, 200) : "";
   const eventId = `whe_${randomBytes(16).toString("base64url")}`;
   options.annotate?.({ webhookEventId: eventId, eventType });
 
-  let answer = await callIngest(db, connection, eventId, providerEventId, eventType, text);
+  let answer = await callIngest(db, connection, eventId, providerEventId, eventType, text, count);
   if (answer.code === "stale") {
     // The connection changed since it was cached: verify again with what is stored now.
     const fresh = await loadWebhookConnection({ db, connectionId, fresh: true, serverSecret: options.serverSecret });
     if (!fresh) return notFound(count);
     connection = await verified(fresh, { db, headers, body, serverSecret: options.serverSecret, count, reload: false });
-    answer = await callIngest(db, connection, eventId, providerEventId, eventType, text);
+    // The scheme may have changed too, and with it what identifies the event.
+    providerEventId = identify(connection);
+    answer = await callIngest(db, connection, eventId, providerEventId, eventType, text, count);
   }
   if (answer.code === "not-found") return notFound(count);
   if (answer.code === "stale") {
@@ -72,10 +78,11 @@ async function verified(
 ): Promise<IngestConnection> {
   const check = (c: IngestConnection) => verifySignature({ scheme: c.scheme, keys: c.keys, headers: o.headers, body: o.body, toleranceSeconds: c.toleranceSeconds });
   let result = check(connection);
-  // A secret may have been rotated in through another instance since this one cached the
-  // connection: a signature that matches no cached secret is checked once more against a fresh
-  // read (a forged delivery thus costs one primary-key read, never a write).
-  if (!result.ok && result.failure === "no-match" && o.reload !== false) {
+  // The connection may have changed through another instance since this one cached it (a secret
+  // rotated in, another scheme, a wider tolerance): a delivery that fails against the cached
+  // connection, for any reason, is checked once more against a fresh read (a forged delivery thus
+  // costs one primary-key read, never a write).
+  if (!result.ok && o.reload !== false) {
     const fresh = await loadWebhookConnection({ db: o.db, connectionId: connection.id, fresh: true, serverSecret: o.serverSecret });
     if (fresh) {
       connection = fresh;
@@ -140,9 +147,27 @@ const INGEST_SQL: HotStatement = {
   text: "SELECT tollgate_webhook_ingest($1::text, $2::timestamptz, $3::text, $4::text, $5::text, $6::jsonb) AS r",
 };
 
-async function callIngest(db: Db, c: IngestConnection, eventId: string, providerEventId: string, eventType: string, text: string): Promise<IngestAnswer> {
+async function callIngest(
+  db: Db,
+  c: IngestConnection,
+  eventId: string,
+  providerEventId: string,
+  eventType: string,
+  text: string,
+  count: (r: string) => void,
+): Promise<IngestAnswer> {
   // The payload goes to PostgreSQL as the text that was signed; jsonb parses it once there.
-  const rows = await hotQuery<{ r: IngestAnswer }>(db, INGEST_SQL, [c.id, c.version.toISOString(), eventId, providerEventId, eventType, text]);
+  const rows = await hotQuery<{ r: IngestAnswer }>(db, INGEST_SQL, [c.id, c.version.toISOString(), eventId, providerEventId, eventType, text]).catch(
+    (error: unknown) => {
+      // JSON.parse reads 1e200000 as Infinity and 0.(20,000 zeros)1 as 0 without complaint; jsonb
+      // keeps numbers as numeric, which refuses them (22003): a bad payload, not a 500.
+      if ((error as { code?: unknown }).code === "22003") {
+        count("invalid-payload");
+        throw new ProblemError("invalid-request", "The payload holds a number PostgreSQL cannot store (too large, or too many digits).");
+      }
+      throw error;
+    },
+  );
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_webhook_ingest returned nothing");
   return r;

@@ -190,6 +190,25 @@ describe("a webhook for an unknown outcome", () => {
   });
 });
 
+describe("a connection changed through another instance", () => {
+  it("a delivery the cached connection refuses is checked once more against a fresh read: a wider tolerance set through instance A holds on instance B at once", async () => {
+    const [a, b] = app.servers.map((s) => s.baseUrl) as [string, string];
+    const own = newStandardSecret();
+    const { connectionId: id } = await createConnection(a, acme.admin, "tolerance-change", { scheme: "standard-webhooks", secrets: [own], toleranceSeconds: 300 });
+    // Instance B caches the connection (tolerance 300 s).
+    expect((await deliver(b, id, signStandard(own, ticketEvent("ticket.created", null)))).status).toBe(200);
+
+    const widened = await call(a, "PUT", "/api/v1/webhook-connections/tolerance-change", {
+      key: acme.admin,
+      body: { scheme: "standard-webhooks", toleranceSeconds: 900, correlation: { path: "data.metadata.tollgate_operation" }, outcomes: {} },
+    });
+    expect(widened.status, widened.text).toBe(200);
+
+    const late = await deliver(b, id, signStandard(own, ticketEvent("ticket.created", null), { at: Math.floor(Date.now() / 1000) - 600 }));
+    expect(late.status, late.text).toBe(200);
+  });
+});
+
 describe("what else names an operation", () => {
   it("a side effect's own downstream key (the key its provider saw) names the side effect's operation", async () => {
     const op = await claimNew();
