@@ -79,7 +79,7 @@ export function buildOpenApi(): Record<string, unknown> {
           requestBody: { required: true, ...json(input(toolDefinitionSchema)) },
           responses: { "200": { description: "Replaced", ...json({ $ref: "#/components/schemas/Tool" }) }, "201": { description: "Created", ...json({ $ref: "#/components/schemas/Tool" }) }, ...errors("400", "401", "403", "413", "415") },
         },
-        get: { summary: "Read a tool", security, responses: { "200": { description: "The tool", ...json({ $ref: "#/components/schemas/Tool" }) }, ...errors("401", "403", "404") } },
+        get: { summary: "Read a tool", security, responses: { "200": { description: "The tool", ...json({ $ref: "#/components/schemas/Tool" }) }, ...errors("400", "401", "403", "404") } },
       },
       "/api/v1/operations": {
         post: {
@@ -181,6 +181,15 @@ export function buildOpenApi(): Record<string, unknown> {
         parameters: [idParam("connectionId")],
         post: {
           summary: "A provider's signed event (Standard Webhooks or Stripe signature; no API key)",
+          // The signature headers of the connection's scheme; which ones apply depends on it, so
+          // none is required here (a missing one is a 400 invalid-signature).
+          parameters: ["webhook-id", "webhook-timestamp", "webhook-signature", "Stripe-Signature"].map((name) => ({
+            name,
+            in: "header",
+            required: false,
+            schema: { type: "string" },
+            description: name === "Stripe-Signature" ? "scheme stripe: t=…,v1=…" : "scheme standard-webhooks",
+          })),
           requestBody: { required: true, ...json({ type: "object", description: "The provider's event, verified over its raw bytes" }) },
           responses: {
             "200": { description: "Stored (status says what it did) or a duplicate delivery", ...json(output(webhookIngestResponseSchema)) },

@@ -66,11 +66,12 @@ export const webhookConnectionViewSchema = z.object({
 
 export type WebhookConnectionView = z.infer<typeof webhookConnectionViewSchema>;
 
-export const webhookEventStatuses = ["matched", "unmatched", "unmapped", "contradicting", "ignored"] as const;
+// What ingest itself can decide: `ignored` is only ever an operator's (from the inbox).
+export const ingestStatuses = ["matched", "unmatched", "unmapped", "contradicting"] as const;
 
 export const webhookIngestResponseSchema = z.union([
   z.object({ duplicate: z.literal(true), eventId: z.string() }),
-  z.object({ duplicate: z.literal(false), eventId: z.string(), status: z.enum(webhookEventStatuses) }),
+  z.object({ duplicate: z.literal(false), eventId: z.string(), status: z.enum(ingestStatuses) }),
 ]);
 
 export type WebhookIngestResponse = z.infer<typeof webhookIngestResponseSchema>;
