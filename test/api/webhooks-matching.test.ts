@@ -57,6 +57,14 @@ function complete(op: Claimed, outcome: string, extra: Record<string, unknown> =
   });
 }
 
+// The lease holder records a side effect of its operation (the provider is "tickets").
+function putEffect(op: Claimed, name: string, state: string): Promise<Reply> {
+  return call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/${name}`, {
+    key: acme.agent,
+    body: { fencingToken: op.token, provider: "tickets", state },
+  });
+}
+
 async function send(type: string, correlation: string | null, options: { id?: string; baseUrl?: string } = {}): Promise<Reply> {
   const res = await deliver(options.baseUrl ?? app.baseUrl, connectionId, signStandard(secret, ticketEvent(type, correlation), { id: options.id }));
   expect(res.status, res.text).toBe(200);
@@ -212,10 +220,7 @@ describe("a connection changed through another instance", () => {
 describe("what else names an operation", () => {
   it("a side effect's own downstream key (the key its provider saw) names the side effect's operation", async () => {
     const op = await claimNew();
-    const effect = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create-ticket`, {
-      key: acme.agent,
-      body: { fencingToken: op.token, provider: "tickets", state: "intended" },
-    });
+    const effect = await putEffect(op, "create-ticket", "intended");
     expect(effect.status, effect.text).toBe(200);
     expect(effect.body.downstreamKey).not.toBe(op.downstreamKey);
 
@@ -232,13 +237,8 @@ describe("what else names an operation", () => {
 
   it("an event about one of several side effects confirms that call only: the operation is left to its agent", async () => {
     const op = await claimNew();
-    const put = (name: string, state: string) =>
-      call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/${name}`, {
-        key: acme.agent,
-        body: { fencingToken: op.token, provider: "tickets", state },
-      });
-    const ticket = await put("create-ticket", "sent");
-    await put("notify-owner", "intended");
+    const ticket = await putEffect(op, "create-ticket", "sent");
+    await putEffect(op, "notify-owner", "intended");
 
     const res = await send("ticket.created", ticket.body.downstreamKey);
 
@@ -256,13 +256,8 @@ describe("what else names an operation", () => {
 
   it("against a settled operation an effect's event is judged like any other, however many effects it has: success under a failure is contradicting", async () => {
     const op = await claimNew();
-    const put = (name: string) =>
-      call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/${name}`, {
-        key: acme.agent,
-        body: { fencingToken: op.token, provider: "tickets", state: "intended" },
-      });
-    const ticket = await put("create-ticket");
-    await put("notify-owner");
+    const ticket = await putEffect(op, "create-ticket", "intended");
+    await putEffect(op, "notify-owner", "intended");
     expect((await complete(op, "failed")).body.state).toBe("failed");
 
     const res = await send("ticket.created", ticket.body.downstreamKey);
@@ -277,10 +272,7 @@ describe("what else names an operation", () => {
 
   it("an event that contradicts the final state of the side effect it names is contradicting: flagged, nothing applied", async () => {
     const op = await claimNew();
-    const failed = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create-ticket`, {
-      key: acme.agent,
-      body: { fencingToken: op.token, provider: "tickets", state: "failed" },
-    });
+    const failed = await putEffect(op, "create-ticket", "failed");
     expect(failed.status, failed.text).toBe(200);
 
     const res = await send("ticket.created", failed.body.downstreamKey);

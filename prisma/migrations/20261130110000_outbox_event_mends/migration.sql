@@ -1,4 +1,4 @@
--- Two mends to the outbox (a third, a subscription secret the worker cannot open, is in
+-- Three mends to the outbox (a fourth, a subscription secret the worker cannot open, is in
 -- lib/outbox/deliver-event.ts).
 
 -- ---------------------------------------------------------------------------------------------
@@ -54,11 +54,19 @@ BEGIN
   RETURN jsonb_build_object('code', 'retry', 'nextAttemptAt', v_next);
 END $$;
 
--- As before, but the fresh window opens at the redelivery's first try, not at the click.
+-- As before, but the fresh window opens at the redelivery's first try, not at the click; and
+-- the event is share-locked first, so a `tollgate prune` racing the redeliver over a month-old
+-- dead delivery cannot cascade into the delivery this makes pending.
 CREATE OR REPLACE FUNCTION tollgate_redeliver(p_tenant_id text, p_delivery_id text, p_actor text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   v_d event_delivery;
 BEGIN
+  -- The event first, share-locked: `tollgate prune` takes old events FOR UPDATE SKIP LOCKED, so
+  -- it passes over this one now, or (if it holds it already) deletes it before this goes on and
+  -- the delivery is gone below. Locked the other way round, prune's cascade could delete the
+  -- delivery this makes pending, or the two could deadlock.
+  PERFORM 1 FROM outbox_event e JOIN event_delivery d ON d.event_id = e.id
+  WHERE d.id = p_delivery_id AND d.tenant_id = p_tenant_id FOR SHARE OF e;
   SELECT * INTO v_d FROM event_delivery WHERE id = p_delivery_id AND tenant_id = p_tenant_id FOR UPDATE;
   IF NOT FOUND THEN RETURN jsonb_build_object('code', 'not-found'); END IF;
   IF v_d.state = 'pending' THEN RETURN jsonb_build_object('code', 'invalid-state', 'state', v_d.state); END IF;
