@@ -70,3 +70,23 @@ export function egressAllow(): string[] {
 export function logLevel(): string {
   return envSchema.shape.LOG_LEVEL.parse(process.env.LOG_LEVEL);
 }
+
+// The MCP gateway is a client of the API and needs none of the server's variables. Its agent key
+// comes from the environment, never the command line (where `ps` would show it to every user).
+const mcpGatewayEnvSchema = z.object({
+  TOLLGATE_API_KEY: z.string().min(1, "TOLLGATE_API_KEY (an agent key of the tenant) is required"),
+  TOLLGATE_URL: z.url().default("http://localhost:3000"),
+});
+
+export function mcpGatewayEnv(): z.infer<typeof mcpGatewayEnvSchema> {
+  const parsed = mcpGatewayEnvSchema.safeParse(process.env);
+  if (!parsed.success) throw new Error(`Invalid environment:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+  return parsed.data;
+}
+
+// The environment an upstream MCP server gets from the gateway: the gateway's own, without the
+// Tollgate key (the upstream tool has no business holding it).
+export function upstreamEnvironment(): Record<string, string> {
+  const entries = Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[0] !== "TOLLGATE_API_KEY");
+  return Object.fromEntries(entries);
+}

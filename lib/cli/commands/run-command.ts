@@ -18,6 +18,10 @@ export const usage = `Usage: npm run tollgate -- <command>
   worker [--concurrency N]                run the background worker (npm run worker): outbox delivery, lease reaper,
                                           probes, approval expiry, pruning; several may run at once
   migration create <name>                 write the next migration from schema.prisma (developers)
+  mcp-gateway [--tool-prefix p] [--key-source argument|meta] [--tool-errors unknown|failed] [--call-timeout s] -- <command> [args]
+                                          an MCP server (stdio) in front of the MCP server <command> starts: every tool
+                                          that is not read-only is claimed and completed in Tollgate
+                                          (TOLLGATE_URL, TOLLGATE_API_KEY: an agent key; needs no database)
 
 Without DATABASE_URL every command uses the embedded PostgreSQL under .tollgate/.`;
 
@@ -33,6 +37,7 @@ const commands: Record<string, () => Promise<Handler>> = {
   prune: async () => (await import("@/lib/cli/commands/prune")).pruneCommand,
   worker: async () => (await import("@/lib/cli/commands/worker")).workerCommand,
   migration: async () => (await import("@/lib/cli/commands/migration")).migrationCommand,
+  "mcp-gateway": async () => (await import("@/lib/cli/commands/mcp-gateway")).mcpGatewayCommand,
 };
 
 export async function runCommand(argv: string[]): Promise<number> {

@@ -1,0 +1,48 @@
+import pino from "pino";
+import { CliError, parseFlags } from "@/lib/cli/commands/run-command";
+import { logLevel, mcpGatewayEnv, upstreamEnvironment } from "@/lib/env";
+import { startMcpGateway, UpstreamStartError } from "@/lib/mcp-gateway/start-mcp-gateway";
+
+// `tollgate mcp-gateway [flags] -- <upstream command> [args…]`: an MCP server on stdin/stdout
+// for an agent host, in front of the MCP server the command starts. stdout is the protocol
+// channel, so everything else (logs) goes to stderr.
+export async function mcpGatewayCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(
+    args,
+    {
+      "tool-prefix": { type: "string" },
+      "key-source": { type: "string" },
+      "tool-errors": { type: "string" },
+      "call-timeout": { type: "string" },
+    },
+    Number.MAX_SAFE_INTEGER,
+  );
+  const [command, ...commandArgs] = positionals;
+  if (!command) throw new CliError("the upstream MCP server's command is required after --, e.g. mcp-gateway -- node tickets-server.js");
+  const keySource = values["key-source"] ?? "argument";
+  if (keySource !== "argument" && keySource !== "meta") throw new CliError("--key-source must be argument or meta");
+  const toolErrors = values["tool-errors"] ?? "unknown";
+  if (toolErrors !== "unknown" && toolErrors !== "failed") throw new CliError("--tool-errors must be unknown or failed");
+  const callTimeoutSeconds = Number(values["call-timeout"] ?? "60");
+  if (!Number.isFinite(callTimeoutSeconds) || callTimeoutSeconds <= 0 || callTimeoutSeconds > 3600) throw new CliError("--call-timeout must be seconds between 0 and 3600");
+  let gatewayEnv;
+  try {
+    gatewayEnv = mcpGatewayEnv();
+  } catch (error) {
+    throw new CliError((error as Error).message);
+  }
+  const log = pino({ level: logLevel(), base: { service: "tollgate-mcp-gateway" }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination(2));
+  const gateway = await startMcpGateway({
+    upstream: { command, args: commandArgs, env: upstreamEnvironment() },
+    tollgateUrl: gatewayEnv.TOLLGATE_URL,
+    apiKey: gatewayEnv.TOLLGATE_API_KEY,
+    toolPrefix: values["tool-prefix"] ?? "",
+    keySource,
+    toolErrors,
+    callTimeoutMs: Math.round(callTimeoutSeconds * 1000),
+    log,
+  }).catch((error: unknown) => {
+    throw error instanceof UpstreamStartError ? new CliError(error.message) : error;
+  });
+  return gateway.closed;
+}

@@ -1,0 +1,146 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "pino";
+import { logDigest } from "@/lib/crypto/digest";
+import { classifyCallError, classifyToolResult, type ToolErrorPolicy, type UpstreamVerdict } from "@/lib/mcp-gateway/classify-upstream-outcome";
+import { holdLease } from "@/lib/mcp-gateway/hold-lease";
+import { KEY_ARGUMENT, META } from "@/lib/mcp-gateway/meta-keys";
+import { gatewayErrorResult, refusalResult } from "@/lib/mcp-gateway/refusal-result";
+import { replayedResult, resultToStore } from "@/lib/mcp-gateway/stored-result";
+import type { TollgateClient, TollgateReply } from "@/lib/mcp-gateway/tollgate-client";
+import { claimCreatedSchema, replaySchema } from "@/lib/operations/operation-schemas";
+
+export type UpstreamCall = (params: { name: string; arguments: Record<string, unknown>; _meta: Record<string, unknown> }) => Promise<CallToolResult>;
+
+export type GuardedCallOptions = {
+  tollgate: TollgateClient;
+  callUpstream: UpstreamCall;
+  log: Logger;
+  toolErrors: ToolErrorPolicy;
+  // Pauses between tries of a complete Tollgate did not answer (it is idempotent: the same
+  // complete repeated changes nothing).
+  completeRetryDelaysMs: number[];
+};
+
+export type GuardedCall = {
+  name: string;
+  tollgateTool: string;
+  args: Record<string, unknown>;
+  meta: Record<string, unknown> | undefined;
+  keyInArguments: boolean;
+  upstreamHasKey: boolean;
+};
+
+// One tool call through Tollgate: claim under the caller's key; only a granted claim (201) calls
+// the upstream tool, under a held lease; its result is completed and kept for every repeat.
+// Anything else (a replay, a conflict, an approval to wait for) answers without calling it.
+export async function callGuardedTool(options: GuardedCallOptions, call: GuardedCall): Promise<CallToolResult> {
+  const fromMeta = call.meta?.[META.idempotencyKey];
+  const fromArgs = call.keyInArguments ? call.args[KEY_ARGUMENT] : undefined;
+  const key = typeof fromMeta === "string" ? fromMeta : fromArgs;
+  if (typeof key !== "string" || key === "") {
+    return gatewayErrorResult(
+      call.keyInArguments
+        ? `This tool needs an "${KEY_ARGUMENT}" argument: a new unique value for a new action, the same value when retrying it. Nothing was done.`
+        : `This call carries no idempotency key (_meta "${META.idempotencyKey}"). Nothing was done.`,
+    );
+  }
+  const args = { ...call.args };
+  if (call.keyInArguments && !call.upstreamHasKey) delete args[KEY_ARGUMENT];
+  const context = { tool: call.tollgateTool, keyDigest: logDigest(key) };
+
+  let claim: TollgateReply;
+  try {
+    claim = await options.tollgate.claim({
+      idempotencyKey: key,
+      tool: call.tollgateTool,
+      args,
+      workflowId: stringMeta(call.meta, META.workflowId),
+      traceId: stringMeta(call.meta, META.traceId),
+    });
+  } catch (error) {
+    options.log.error({ ...context, err: (error as Error).message }, "mcp gateway: Tollgate unreachable; the tool was not called");
+    return gatewayErrorResult("Tollgate could not be reached, so the tool was not called and nothing was done. Repeat the same call with the same idempotency key later.");
+  }
+  if (claim.status === 200) {
+    const replay = replaySchema.safeParse(claim.body);
+    if (replay.success) {
+      options.log.info({ ...context, operationId: replay.data.operationId, state: replay.data.state }, "mcp gateway: replayed");
+      return replayedResult(replay.data);
+    }
+  }
+  if (claim.status !== 201) {
+    options.log.info({ ...context, status: claim.status, code: claim.body.code }, "mcp gateway: claim not granted; the tool was not called");
+    return refusalResult(claim);
+  }
+  const granted = claimCreatedSchema.parse(claim.body);
+  const attempt = { operationId: granted.operationId, attempt: granted.attempt.number };
+  options.log.info({ ...context, ...attempt }, "mcp gateway: claim granted; calling the tool");
+
+  const lease = holdLease({
+    tollgate: options.tollgate,
+    operationId: granted.operationId,
+    fencingToken: granted.attempt.fencingToken,
+    leaseExpiresAt: granted.attempt.leaseExpiresAt,
+    tollgateNow: Date.parse(claim.headers.get("date") ?? "") || Date.now(),
+    log: options.log,
+  });
+  let verdict: UpstreamVerdict;
+  try {
+    const result = await options.callUpstream({ name: call.name, arguments: args, _meta: { [META.downstreamKey]: granted.downstreamKey, [META.operation]: attempt } });
+    verdict = classifyToolResult(result, options.toolErrors);
+  } catch (error) {
+    verdict = classifyCallError(error);
+  } finally {
+    lease.stop();
+  }
+  const completed = await complete(options, granted.operationId, granted.attempt.fencingToken, verdict);
+  options.log.info({ ...context, ...attempt, outcome: verdict.outcome, completed }, "mcp gateway: tool call completed");
+  return answer(verdict, { ...attempt, replayed: false, completed });
+}
+
+async function complete(options: GuardedCallOptions, operationId: string, fencingToken: string, verdict: UpstreamVerdict): Promise<string> {
+  const body: Record<string, unknown> = { fencingToken, outcome: verdict.outcome };
+  if (verdict.outcome !== "succeeded") body.error = verdict.error;
+  if (verdict.outcome === "failed" && verdict.retryable) body.retryable = true;
+  if (verdict.outcome !== "unknown" && verdict.result) body.result = resultToStore(verdict.result);
+  for (let tryIndex = 0; ; tryIndex += 1) {
+    try {
+      const reply = await options.tollgate.complete(operationId, body);
+      if (reply.status === 200) return "recorded";
+      if (reply.status < 500) {
+        // lease-lost / already-resolved: the operation's state says what Tollgate decided; the
+        // caller still gets what the tool answered this time.
+        options.log.warn({ operationId, status: reply.status, code: reply.body.code }, "mcp gateway: complete refused");
+        return typeof reply.body.code === "string" ? reply.body.code : `http-${reply.status}`;
+      }
+    } catch (error) {
+      options.log.warn({ operationId, err: (error as Error).message }, "mcp gateway: complete failed");
+    }
+    const delay = options.completeRetryDelaysMs[tryIndex];
+    if (delay === undefined) {
+      // The lease will expire, and with takeover `never` the operation becomes unknown for an
+      // operator: never a silent second effect.
+      options.log.error({ operationId }, "mcp gateway: could not record the outcome; the lease will expire");
+      return "not-recorded";
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
+
+function answer(verdict: UpstreamVerdict, operation: Record<string, unknown>): CallToolResult {
+  const meta = { [META.operation]: { ...operation, outcome: verdict.outcome } };
+  if (verdict.outcome === "succeeded") return { ...verdict.result, _meta: { ...verdict.result._meta, ...meta } };
+  const advice =
+    verdict.outcome === "unknown"
+      ? `The outcome of this action is unknown (${verdict.error.code}): it may have happened. Do not retry it, with this key or a new one; an operator will reconcile operation ${String(operation.operationId)}.`
+      : verdict.retryable
+        ? "The action failed and nothing was done; it may be retried with the same idempotency key after a pause."
+        : "The action failed and nothing was done. Repeating this call with the same key returns this failure; a new attempt needs a new key.";
+  const content = [...(verdict.result?.content ?? [{ type: "text" as const, text: verdict.error.message }]), { type: "text" as const, text: advice }];
+  return { content, isError: true, _meta: meta };
+}
+
+function stringMeta(meta: Record<string, unknown> | undefined, key: string): string | undefined {
+  const value = meta?.[key];
+  return typeof value === "string" && value !== "" ? value : undefined;
+}

@@ -1,0 +1,46 @@
+import type { Logger } from "pino";
+import type { TollgateClient } from "@/lib/mcp-gateway/tollgate-client";
+
+// Heartbeats while the upstream tool runs, a third of the lease apart, so a slow tool keeps its
+// lease and a gateway that dies loses it (then the tool's takeover policy decides). A 409 means
+// the lease is gone (taken over, or settled by a webhook or an operator): stop, and let the
+// complete report what happened.
+//
+// The lease's length is read against Tollgate's clock (the claim's Date header), not this
+// machine's: a gateway whose clock runs behind would otherwise beat too rarely. The header has
+// whole seconds, so a second is taken off.
+export function holdLease(options: {
+  tollgate: TollgateClient;
+  operationId: string;
+  fencingToken: string;
+  leaseExpiresAt: string;
+  tollgateNow: number;
+  log: Logger;
+}): { stop: () => void } {
+  const leaseMs = Date.parse(options.leaseExpiresAt) - options.tollgateNow;
+  const everyMs = Math.max(250, Math.floor((leaseMs - 1000) / 3));
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  const beat = async () => {
+    try {
+      const reply = await options.tollgate.heartbeat(options.operationId, options.fencingToken);
+      if (reply.status === 409) {
+        options.log.warn({ operationId: options.operationId, code: reply.body.code }, "mcp gateway: lease lost while the tool ran");
+        return;
+      }
+      if (reply.status !== 200) options.log.warn({ operationId: options.operationId, status: reply.status }, "mcp gateway: heartbeat refused");
+    } catch (error) {
+      options.log.warn({ operationId: options.operationId, err: (error as Error).message }, "mcp gateway: heartbeat failed; trying again");
+    }
+    if (!stopped) timer = setTimeout(beat, everyMs);
+  };
+  timer = setTimeout(beat, everyMs);
+
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}

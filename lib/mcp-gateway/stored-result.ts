@@ -1,0 +1,44 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { META } from "@/lib/mcp-gateway/meta-keys";
+
+// A complete's body may be 256 KiB (AGENT-API.md); leave room for the rest of the body.
+export const MAX_STORED_RESULT_BYTES = 240 * 1024;
+
+// What Tollgate keeps of a tool's result, for replays: the result itself, or, when it is too
+// large to keep, a note saying the action succeeded (the first caller still gets all of it).
+export function resultToStore(result: CallToolResult): { statusCode: number; body: unknown } {
+  const { _meta: _ignored, ...kept } = result;
+  const bytes = Buffer.byteLength(JSON.stringify(kept));
+  if (bytes <= MAX_STORED_RESULT_BYTES) return { statusCode: 200, body: kept };
+  return {
+    statusCode: 200,
+    body: {
+      content: [{ type: "text", text: `The action succeeded. Its result (${bytes} bytes) was too large for Tollgate to keep, so a repeat of this call cannot show it.` }],
+      isError: false,
+    },
+  };
+}
+
+type Replay = { operationId: string; state: "succeeded" | "failed"; result: { body: unknown } | null; error: { code: string; message: string } | null };
+
+// A replay as the agent sees it: the stored tool result when there is one (the gateway stored
+// it), otherwise words for what Tollgate knows (an operator or a webhook settled it).
+export function replayedResult(replay: Replay): CallToolResult {
+  const meta = { [META.operation]: { operationId: replay.operationId, state: replay.state, replayed: true } };
+  const body = replay.result?.body;
+  if (isCallToolResult(body)) return { ...body, _meta: meta };
+  if (replay.state === "succeeded") {
+    const detail = body === undefined || body === null ? "" : ` Stored result: ${JSON.stringify(body).slice(0, 2000)}`;
+    return { content: [{ type: "text", text: `This action already succeeded (operation ${replay.operationId}); it was not carried out again.${detail}` }], _meta: meta };
+  }
+  const why = replay.error ? ` (${replay.error.code}: ${replay.error.message})` : "";
+  return {
+    content: [{ type: "text", text: `This action already failed${why} (operation ${replay.operationId}); it was not carried out again. Use a new idempotency key to try a new action.` }],
+    isError: true,
+    _meta: meta,
+  };
+}
+
+function isCallToolResult(value: unknown): value is CallToolResult {
+  return typeof value === "object" && value !== null && Array.isArray((value as { content?: unknown }).content);
+}

@@ -1,0 +1,259 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { logDigest } from "@/lib/crypto/digest";
+import { startFakeProvider, type FakeProvider } from "../support/fake-provider";
+import { call } from "../support/http";
+import { createTool } from "../support/protocol";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+
+// The MCP gateway end to end: an MCP client (the agent host) → `tollgate mcp-gateway` (a real
+// process) → an upstream MCP server whose tools act on a fake provider, with a real Tollgate in
+// between. What counts is the provider's effects, not the answers.
+let app: TestApp;
+let acme: TenantKeys;
+let provider: FakeProvider;
+const gateways: { client: Client; stderr: string[] }[] = [];
+
+const tsx = path.resolve("node_modules", "tsx", "dist", "cli.mjs");
+
+async function startGateway(options: { flags?: string[]; tollgateUrl?: string } = {}): Promise<{ client: Client; stderr: string[] }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [tsx, "lib/cli/main.ts", "mcp-gateway", "--call-timeout", "1", ...(options.flags ?? []), "--", process.execPath, tsx, "test/support/mcp-upstream.ts"],
+    env: { ...(process.env as Record<string, string>), TOLLGATE_URL: options.tollgateUrl ?? app.baseUrl, TOLLGATE_API_KEY: acme.agent, PROVIDER_URL: provider.url, LOG_LEVEL: "info" },
+    stderr: "pipe",
+  });
+  const stderr: string[] = [];
+  transport.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk.toString("utf8")));
+  const client = new Client({ name: "test-agent-host", version: "1.0.0" });
+  await client.connect(transport);
+  const gateway = { client, stderr };
+  gateways.push(gateway);
+  return gateway;
+}
+
+// client.request, not client.callTool: the gateway's answers are checked as they come, without
+// the client's own output-schema validation in the way.
+const callTool = (client: Client, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) =>
+  client.request({ method: "tools/call", params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } }, CallToolResultSchema, { timeout: 30_000 });
+
+const text = (result: CallToolResult) => result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+const operationMeta = (result: CallToolResult) => result._meta?.["io.tollgate/operation"] as Record<string, unknown>;
+const operations = (tool: string) => app.db.operation.findMany({ where: { tenantId: acme.tenantId, tool }, orderBy: { createdAt: "asc" } });
+
+let gateway: { client: Client; stderr: string[] };
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "acme");
+  provider = await startFakeProvider();
+  for (const name of ["tickets.create", "tickets.slow", "tickets.refused", "tickets.vague", "tickets.crash"]) await createTool(app.baseUrl, [acme], {}, name);
+  await createTool(app.baseUrl, [acme], { policy: { approval: "required" } }, "payments.refund");
+  await createTool(app.baseUrl, [acme], { policy: { leaseSeconds: 1 } }, "tickets.steady");
+  gateway = await startGateway();
+});
+
+afterAll(async () => {
+  await Promise.all(gateways.map((g) => g.client.close()));
+  await provider?.stop();
+  await app?.stop();
+});
+
+describe("tollgate mcp-gateway", () => {
+  it("lists guarded tools with a required idempotencyKey, read-only tools as they are, and hides names Tollgate cannot hold", async () => {
+    const { tools } = await gateway.client.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect(byName.get("tickets.create")?.inputSchema.required).toEqual(["title", "idempotencyKey"]);
+    expect(byName.get("tickets.create")?.inputSchema.properties).toHaveProperty("idempotencyKey");
+    expect(byName.get("tickets.count")?.inputSchema.properties ?? {}).not.toHaveProperty("idempotencyKey");
+    expect(byName.has("Tickets.Shout")).toBe(false);
+    expect(gateway.client.getInstructions()).toContain("Upstream instructions.");
+    const hidden = await callTool(gateway.client, "Tickets.Shout", { title: "x", idempotencyKey: "k-shout" });
+    expect(hidden.isError).toBe(true);
+  });
+
+  it("acts once for a key: the repeat replays the stored result, and the provider got the operation's downstream key", async () => {
+    const first = await callTool(gateway.client, "tickets.create", { title: "Printer on fire", idempotencyKey: "mcp-key-1" });
+    expect(first.isError).toBeFalsy();
+    expect(operationMeta(first)).toMatchObject({ replayed: false, attempt: 1, outcome: "succeeded", completed: "recorded" });
+    const again = await callTool(gateway.client, "tickets.create", { title: "Printer on fire", idempotencyKey: "mcp-key-1" });
+    expect(again.structuredContent).toEqual(first.structuredContent);
+    expect(again.content).toEqual(first.content);
+    expect(operationMeta(again)).toMatchObject({ replayed: true, state: "succeeded", operationId: operationMeta(first).operationId });
+
+    const [op] = await operations("tickets.create");
+    expect(op).toMatchObject({ id: operationMeta(first).operationId, state: "succeeded" });
+    expect(provider.effects()).toHaveLength(1);
+    expect(provider.effects()[0]).toMatchObject({ downstreamKey: op!.downstreamKey, body: { title: "Printer on fire" } });
+    // The key is not one of the action's arguments: not in the fingerprinted args, not sent upstream.
+    expect(op!.args).toEqual({ title: "Printer on fire" });
+  });
+
+  it("twelve concurrent calls with one key through two gateways make one effect", async () => {
+    const second = await startGateway();
+    const before = provider.effects().length;
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => callTool(i % 2 ? second.client : gateway.client, "tickets.create", { title: "Race", idempotencyKey: "mcp-race" })),
+    );
+    expect(provider.effects().length - before).toBe(1);
+    const granted = results.filter((r) => operationMeta(r).replayed === false);
+    expect(granted).toHaveLength(1);
+    for (const r of results.filter((x) => x !== granted[0])) {
+      // Either the stored result (after the winner completed) or "in progress: repeat later".
+      if (r.isError) expect(operationMeta(r)).toMatchObject({ status: 409, code: "operation-in-progress" });
+      else expect(r.structuredContent).toEqual(granted[0]!.structuredContent);
+    }
+  });
+
+  it("the same key with other arguments is refused with the differing path and does nothing", async () => {
+    const before = provider.effects().length;
+    const reused = await callTool(gateway.client, "tickets.create", { title: "Another", idempotencyKey: "mcp-key-1" });
+    expect(reused.isError).toBe(true);
+    expect(operationMeta(reused)).toMatchObject({ status: 422, code: "idempotency-key-reused" });
+    expect(text(reused)).toContain("args.title");
+    expect(text(reused)).not.toContain("Another");
+    expect(provider.effects().length).toBe(before);
+  });
+
+  it("a call without a key stores nothing and calls nothing", async () => {
+    const before = provider.effects().length;
+    const count = (await operations("tickets.create")).length;
+    const missing = await callTool(gateway.client, "tickets.create", { title: "No key" });
+    expect(missing.isError).toBe(true);
+    expect(text(missing)).toContain("idempotencyKey");
+    expect((await operations("tickets.create")).length).toBe(count);
+    expect(provider.effects().length).toBe(before);
+  });
+
+  it("a tool that times out after acting leaves the operation unknown, and a repeat is refused instead of acting again", async () => {
+    const before = provider.effects().length;
+    const timedOut = await callTool(gateway.client, "tickets.slow", { title: "Slow", idempotencyKey: "mcp-slow" });
+    expect(timedOut.isError).toBe(true);
+    expect(operationMeta(timedOut)).toMatchObject({ outcome: "unknown", completed: "recorded" });
+    expect(text(timedOut)).toContain("Do not retry");
+    const [op] = await operations("tickets.slow");
+    expect(op).toMatchObject({ state: "unknown" });
+    const repeat = await callTool(gateway.client, "tickets.slow", { title: "Slow", idempotencyKey: "mcp-slow" });
+    expect(operationMeta(repeat)).toMatchObject({ status: 409, code: "outcome-unknown" });
+    expect(provider.effects().length - before).toBe(1);
+  });
+
+  it("a tool error the tool calls a definite failure is stored as failed and replayed; one it does not qualify is unknown", async () => {
+    const refused = await callTool(gateway.client, "tickets.refused", { title: "Bad", idempotencyKey: "mcp-refused" });
+    expect(refused.isError).toBe(true);
+    expect(operationMeta(refused)).toMatchObject({ outcome: "failed" });
+    expect((await operations("tickets.refused"))[0]).toMatchObject({ state: "failed" });
+    const replay = await callTool(gateway.client, "tickets.refused", { title: "Bad", idempotencyKey: "mcp-refused" });
+    expect(replay.isError).toBe(true);
+    expect(operationMeta(replay)).toMatchObject({ replayed: true, state: "failed" });
+    expect(text(replay)).toContain("title rejected by the ticket system");
+
+    const vague = await callTool(gateway.client, "tickets.vague", { title: "Vague", idempotencyKey: "mcp-vague" });
+    expect(operationMeta(vague)).toMatchObject({ outcome: "unknown" });
+    expect((await operations("tickets.vague"))[0]).toMatchObject({ state: "unknown" });
+  });
+
+  it("a tool that needs approval is not called until a person approves; then it acts once", async () => {
+    const before = provider.effects().length;
+    const waiting = await callTool(gateway.client, "payments.refund", { amount: 40, idempotencyKey: "mcp-refund" });
+    expect(waiting.isError).toBe(true);
+    expect(operationMeta(waiting)).toMatchObject({ status: 202 });
+    expect(provider.effects().length).toBe(before);
+    const [op] = await operations("payments.refund");
+    const approval = await app.db.approval.findFirstOrThrow({ where: { operationId: op!.id } });
+    const decided = await call(app.baseUrl, "POST", `/api/v1/approvals/${approval.id}/decision`, { key: acme.approver, body: { decision: "approve", reason: "customer asked" } });
+    expect(decided.status, decided.text).toBe(200);
+    const done = await callTool(gateway.client, "payments.refund", { amount: 40, idempotencyKey: "mcp-refund" });
+    expect(done.isError).toBeFalsy();
+    expect(text(done)).toContain("refunded 40");
+    await callTool(gateway.client, "payments.refund", { amount: 40, idempotencyKey: "mcp-refund" });
+    expect(provider.effects().length - before).toBe(1);
+  });
+
+  it("read-only tools pass through without an operation", async () => {
+    const count = await app.db.operation.count({ where: { tenantId: acme.tenantId } });
+    const read = await callTool(gateway.client, "tickets.count", {});
+    expect(text(read)).toMatch(/^read \d+$/);
+    expect(await app.db.operation.count({ where: { tenantId: acme.tenantId } })).toBe(count);
+  });
+
+  it("calls nothing when Tollgate cannot be reached or does not know the tool", async () => {
+    const before = provider.effects().length;
+    const offline = await startGateway({ tollgateUrl: "http://127.0.0.1:9" });
+    const unreachable = await callTool(offline.client, "tickets.create", { title: "Offline", idempotencyKey: "mcp-offline" });
+    expect(unreachable.isError).toBe(true);
+    expect(text(unreachable)).toContain("could not be reached");
+    const prefixed = await startGateway({ flags: ["--tool-prefix", "unregistered."] });
+    const unknownTool = await callTool(prefixed.client, "tickets.create", { title: "Unknown", idempotencyKey: "mcp-unknown-tool" });
+    expect(operationMeta(unknownTool)).toMatchObject({ status: 404, code: "tool-not-found" });
+    expect(provider.effects().length).toBe(before);
+  });
+
+  it("heartbeats keep the lease of a tool that runs past it: a repeat meanwhile waits instead of finding the outcome unknown", async () => {
+    // The gateway reads the lease's length against Tollgate's clock, from the Date header.
+    expect(Date.parse((await call(app.baseUrl, "GET", "/api/live")).headers.get("date") ?? "")).toBeGreaterThan(0);
+    const patient = await startGateway({ flags: ["--call-timeout", "20"] });
+    const before = provider.effects().length;
+    const running = callTool(patient.client, "tickets.steady", { title: "Steady", idempotencyKey: "mcp-steady" });
+    await new Promise((resolve) => setTimeout(resolve, 1_800));
+    const meanwhile = await callTool(gateway.client, "tickets.steady", { title: "Steady", idempotencyKey: "mcp-steady" });
+    expect(operationMeta(meanwhile)).toMatchObject({ status: 409, code: "operation-in-progress" });
+    const done = await running;
+    expect(operationMeta(done)).toMatchObject({ outcome: "succeeded", completed: "recorded" });
+    expect((await operations("tickets.steady"))[0]).toMatchObject({ state: "succeeded", attemptCount: 1 });
+    expect(provider.effects().length - before).toBe(1);
+  });
+
+  it("with --key-source meta the host's key in _meta is used and the tools' schemas stay as they are", async () => {
+    const hosted = await startGateway({ flags: ["--key-source", "meta"] });
+    const { tools } = await hosted.client.listTools();
+    expect(tools.find((t) => t.name === "tickets.create")?.inputSchema.required).toEqual(["title"]);
+    const before = provider.effects().length;
+    const meta = { "io.tollgate/idempotency-key": "host-step-7", "io.tollgate/workflow-id": "wf_mcp" };
+    const first = await callTool(hosted.client, "tickets.create", { title: "From the host" }, meta);
+    const again = await callTool(hosted.client, "tickets.create", { title: "From the host" }, meta);
+    expect(operationMeta(again)).toMatchObject({ replayed: true, operationId: operationMeta(first).operationId });
+    expect(provider.effects().length - before).toBe(1);
+    const attempt = await app.db.attempt.findFirstOrThrow({ where: { operationId: String(operationMeta(first).operationId) } });
+    expect(attempt.workflowId).toBe("wf_mcp");
+    const keyless = await callTool(hosted.client, "tickets.create", { title: "No key" });
+    expect(keyless.isError).toBe(true);
+    expect(provider.effects().length - before).toBe(1);
+  });
+
+  it("an upstream that dies mid-call leaves the operation unknown, answers the caller, then the gateway exits", async () => {
+    const doomed = await startGateway();
+    const closed = new Promise<void>((resolve) => (doomed.client.onclose = resolve));
+    const before = provider.effects().length;
+    const crashed = await callTool(doomed.client, "tickets.crash", { title: "Crash", idempotencyKey: "mcp-crash" });
+    expect(crashed.isError).toBe(true);
+    expect(operationMeta(crashed)).toMatchObject({ outcome: "unknown", completed: "recorded" });
+    expect((await operations("tickets.crash"))[0]).toMatchObject({ state: "unknown" });
+    expect(provider.effects().length - before).toBe(1);
+    await closed;
+  });
+
+  it("exits 0 when the host closes its stdin (MCP's stdio shutdown)", async () => {
+    const child = spawn(process.execPath, [tsx, "lib/cli/main.ts", "mcp-gateway", "--", process.execPath, tsx, "test/support/mcp-upstream.ts"], {
+      env: { ...process.env, TOLLGATE_URL: app.baseUrl, TOLLGATE_API_KEY: acme.agent, PROVIDER_URL: provider.url },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const stderr: string[] = [];
+    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk.toString("utf8")));
+    await vi.waitFor(() => expect(stderr.join("")).toContain("mcp gateway: ready"), { timeout: 20_000, interval: 100 });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.stdin.end();
+    expect(await exited).toBe(0);
+  });
+
+  it("logs a digest of each key, never the key", async () => {
+    const logs = gateway.stderr.join("");
+    expect(logs).toContain(logDigest("mcp-key-1"));
+    expect(logs).not.toContain("mcp-key-1");
+    expect(logs).not.toContain(acme.agent);
+  });
+});

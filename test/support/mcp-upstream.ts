@@ -1,0 +1,68 @@
+// An upstream MCP server (stdio) for the gateway tests: its tools act on the fake provider at
+// PROVIDER_URL, so a test counts real effects, not gateway answers.
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { z } from "zod";
+
+const providerUrl = process.env.PROVIDER_URL ?? "";
+const server = new McpServer({ name: "test-upstream", version: "1.0.0" }, { instructions: "Upstream instructions." });
+let reads = 0;
+
+async function createEffect(downstreamKey: unknown, body: Record<string, unknown>): Promise<{ id: string }> {
+  const res = await fetch(`${providerUrl}/effects`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ downstreamKey: typeof downstreamKey === "string" ? downstreamKey : "", ...body }),
+  });
+  return (await res.json()) as { id: string };
+}
+
+server.registerTool("tickets.create", { description: "Open a ticket", inputSchema: { title: z.string() } }, async ({ title }, extra) => {
+  const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
+  return { content: [{ type: "text", text: `opened ${effect.id}` }], structuredContent: { ticket: effect.id, title } };
+});
+
+// Acts, then answers too late for the gateway's timeout: the agent sees a timeout after the effect.
+server.registerTool("tickets.slow", { inputSchema: { title: z.string() } }, async ({ title }, extra) => {
+  await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
+  await new Promise((resolve) => setTimeout(resolve, 5_000));
+  return { content: [{ type: "text", text: "done, but too late" }] };
+});
+
+// Acts, then takes longer than its one-second lease to answer: only the gateway's heartbeats keep it.
+server.registerTool("tickets.steady", { inputSchema: { title: z.string() } }, async ({ title }, extra) => {
+  const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  return { content: [{ type: "text", text: `opened ${effect.id} slowly` }] };
+});
+
+// Acts, then the server dies before answering.
+server.registerTool("tickets.crash", { inputSchema: { title: z.string() } }, async ({ title }, extra) => {
+  await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
+  process.exit(3);
+});
+
+server.registerTool("tickets.refused", { inputSchema: { title: z.string() } }, async () => ({
+  content: [{ type: "text", text: "title rejected by the ticket system" }],
+  isError: true,
+  _meta: { "io.tollgate/outcome": "failed" },
+}));
+
+server.registerTool("tickets.vague", { inputSchema: { title: z.string() } }, async ({ title }, extra) => {
+  await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
+  return { content: [{ type: "text", text: "the ticket system did not answer" }], isError: true };
+});
+
+server.registerTool("tickets.count", { annotations: { readOnlyHint: true } }, async () => {
+  reads += 1;
+  return { content: [{ type: "text", text: `read ${reads}` }] };
+});
+
+server.registerTool("payments.refund", { inputSchema: { amount: z.number() } }, async ({ amount }, extra) => {
+  const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { amount });
+  return { content: [{ type: "text", text: `refunded ${amount} as ${effect.id}` }] };
+});
+
+server.registerTool("Tickets.Shout", { inputSchema: { title: z.string() } }, async () => ({ content: [{ type: "text", text: "never" }] }));
+
+await server.connect(new StdioServerTransport());
