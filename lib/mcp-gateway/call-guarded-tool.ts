@@ -1,7 +1,8 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
-import { logDigest } from "@/lib/crypto/digest";
-import { classifyCallError, classifyToolResult, type ToolErrorPolicy, type UpstreamVerdict } from "@/lib/mcp-gateway/classify-upstream-outcome";
+import { logDigest, sha256Hex } from "@/lib/crypto/digest";
+import { classifyCallError, classifyToolResult, type UpstreamVerdict } from "@/lib/mcp-gateway/classify-upstream-outcome";
+import type { ArgumentCheck } from "@/lib/mcp-gateway/guard-tool-list";
 import { holdLease } from "@/lib/mcp-gateway/hold-lease";
 import { KEY_ARGUMENT, META } from "@/lib/mcp-gateway/meta-keys";
 import { gatewayErrorResult, refusalResult } from "@/lib/mcp-gateway/refusal-result";
@@ -15,7 +16,6 @@ export type GuardedCallOptions = {
   tollgate: TollgateClient;
   callUpstream: UpstreamCall;
   log: Logger;
-  toolErrors: ToolErrorPolicy;
   // Pauses between tries of a complete Tollgate did not answer (it is idempotent: the same
   // complete repeated changes nothing).
   completeRetryDelaysMs: number[];
@@ -28,6 +28,7 @@ export type GuardedCall = {
   meta: Record<string, unknown> | undefined;
   keyInArguments: boolean;
   upstreamHasKey: boolean;
+  checkArguments: ArgumentCheck;
 };
 
 // One tool call through Tollgate: claim under the caller's key; only a granted claim (201) calls
@@ -46,6 +47,11 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
   }
   const args = { ...call.args };
   if (call.keyInArguments && !call.upstreamHasKey) delete args[KEY_ARGUMENT];
+  const invalid = call.checkArguments(args);
+  if (invalid) return gatewayErrorResult(`The arguments do not fit the tool's input schema (${invalid}). Nothing was done.`);
+  // An upstream that takes an idempotencyKey argument itself gets the raw key; Tollgate stores a
+  // claim's args (and shows them on the trace), so it gets a digest in its place.
+  const claimedArgs = call.upstreamHasKey && typeof args[KEY_ARGUMENT] === "string" ? { ...args, [KEY_ARGUMENT]: `sha256:${sha256Hex(args[KEY_ARGUMENT])}` } : args;
   const context = { tool: call.tollgateTool, keyDigest: logDigest(key) };
 
   let claim: TollgateReply;
@@ -53,7 +59,7 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
     claim = await options.tollgate.claim({
       idempotencyKey: key,
       tool: call.tollgateTool,
-      args,
+      args: claimedArgs,
       workflowId: stringMeta(call.meta, META.workflowId),
       traceId: stringMeta(call.meta, META.traceId),
     });
@@ -87,13 +93,13 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
   let verdict: UpstreamVerdict;
   try {
     const result = await options.callUpstream({ name: call.name, arguments: args, _meta: { [META.downstreamKey]: granted.downstreamKey, [META.operation]: attempt } });
-    verdict = classifyToolResult(result, options.toolErrors);
+    verdict = classifyToolResult(result);
   } catch (error) {
     verdict = classifyCallError(error);
-  } finally {
-    lease.stop();
   }
-  const completed = await complete(options, granted.operationId, granted.attempt.fencingToken, verdict);
+  // Held until the outcome is recorded: a lease lapsing while the complete is retried would let a
+  // repeat take the operation over (with takeover `deduplicated`) and run the tool again.
+  const completed = await complete(options, granted.operationId, granted.attempt.fencingToken, verdict).finally(lease.stop);
   options.log.info({ ...context, ...attempt, outcome: verdict.outcome, completed }, "mcp gateway: tool call completed");
   return answer(verdict, { ...attempt, replayed: false, completed });
 }
@@ -102,7 +108,7 @@ async function complete(options: GuardedCallOptions, operationId: string, fencin
   const body: Record<string, unknown> = { fencingToken, outcome: verdict.outcome };
   if (verdict.outcome !== "succeeded") body.error = verdict.error;
   if (verdict.outcome === "failed" && verdict.retryable) body.retryable = true;
-  if (verdict.outcome !== "unknown" && verdict.result) body.result = resultToStore(verdict.result);
+  if (verdict.outcome !== "unknown" && verdict.result) body.result = resultToStore(verdict.result, verdict.outcome);
   for (let tryIndex = 0; ; tryIndex += 1) {
     try {
       const reply = await options.tollgate.complete(operationId, body);

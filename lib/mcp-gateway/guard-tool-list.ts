@@ -4,9 +4,15 @@ import { KEY_ARGUMENT } from "@/lib/mcp-gateway/meta-keys";
 
 export type KeySource = "argument" | "meta";
 
+// Checks a call's arguments against the upstream tool's input schema: the message when they do
+// not fit, undefined when they do.
+export type ArgumentCheck = (args: Record<string, unknown>) => string | undefined;
+
 // How the gateway treats one upstream tool: read-only tools pass through (a repeated read has no
 // effect to duplicate), every other tool is guarded under a Tollgate tool name.
-export type ToolRoute = { kind: "pass-through" } | { kind: "guarded"; tollgateTool: string; keyInArguments: boolean; upstreamHasKey: boolean };
+export type ToolRoute =
+  | { kind: "pass-through" }
+  | { kind: "guarded"; tollgateTool: string; keyInArguments: boolean; upstreamHasKey: boolean; checkArguments: ArgumentCheck };
 
 export type GuardedToolList = { tools: Tool[]; routes: Map<string, ToolRoute>; hidden: { name: string; why: string }[] };
 
@@ -16,8 +22,15 @@ const KEY_DESCRIPTION =
 
 // Rewrites the upstream's tool list for the agent. A guarded tool whose Tollgate name does not fit
 // Tollgate's tool names is hidden rather than exposed unguarded: an unprotected effect is the one
-// thing the gateway exists to prevent.
-export function guardToolList(options: { upstreamTools: Tool[]; toolPrefix: string; keySource: KeySource }): GuardedToolList {
+// thing the gateway exists to prevent. A guarded tool loses its outputSchema: a repeat may answer
+// with words instead of the structured result (a result too large to keep, an operation an
+// operator settled), and a host validating against the schema would call that success an error.
+export function guardToolList(options: {
+  upstreamTools: Tool[];
+  toolPrefix: string;
+  keySource: KeySource;
+  compileCheck: (schema: Tool["inputSchema"]) => ArgumentCheck;
+}): GuardedToolList {
   const tools: Tool[] = [];
   const routes = new Map<string, ToolRoute>();
   const hidden: { name: string; why: string }[] = [];
@@ -40,8 +53,9 @@ export function guardToolList(options: { upstreamTools: Tool[]; toolPrefix: stri
       properties[KEY_ARGUMENT] = { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$", description: KEY_DESCRIPTION };
       inputSchema = { ...tool.inputSchema, properties, required: [...(tool.inputSchema.required ?? []), KEY_ARGUMENT] };
     }
-    tools.push({ ...tool, inputSchema });
-    routes.set(tool.name, { kind: "guarded", tollgateTool, keyInArguments, upstreamHasKey });
+    const { outputSchema: _dropped, ...rest } = tool;
+    tools.push({ ...rest, inputSchema });
+    routes.set(tool.name, { kind: "guarded", tollgateTool, keyInArguments, upstreamHasKey, checkArguments: options.compileCheck(tool.inputSchema) });
   }
   return { tools, routes, hidden };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { TollgateClient } from "@/lib/mcp-gateway/tollgate-client";
 
-// Heartbeats while the upstream tool runs, a third of the lease apart, so a slow tool keeps its
+// Heartbeats while the upstream tool runs and until its outcome is recorded, a third of the lease apart, so a slow tool keeps its
 // lease and a gateway that dies loses it (then the tool's takeover policy decides). A 409 means
 // the lease is gone (taken over, or settled by a webhook or an operator): stop, and let the
 // complete report what happened.
@@ -24,9 +24,12 @@ export function holdLease(options: {
 
   const beat = async () => {
     try {
-      const reply = await options.tollgate.heartbeat(options.operationId, options.fencingToken);
+      // A heartbeat that hangs must not outlast the next one's turn: with a short lease, one
+      // stuck request would let the lease lapse.
+      const reply = await options.tollgate.heartbeat(options.operationId, options.fencingToken, Math.min(10_000, everyMs));
       if (reply.status === 409) {
-        options.log.warn({ operationId: options.operationId, code: reply.body.code }, "mcp gateway: lease lost while the tool ran");
+        // After stop() a 409 is the recorded outcome itself (the operation left `processing`).
+        if (!stopped) options.log.warn({ operationId: options.operationId, code: reply.body.code }, "mcp gateway: lease lost while the tool ran");
         return;
       }
       if (reply.status !== 200) options.log.warn({ operationId: options.operationId, status: reply.status }, "mcp gateway: heartbeat refused");

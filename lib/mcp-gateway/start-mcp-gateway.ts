@@ -5,7 +5,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { callGuardedTool } from "@/lib/mcp-gateway/call-guarded-tool";
-import type { ToolErrorPolicy } from "@/lib/mcp-gateway/classify-upstream-outcome";
+import { compileArgumentCheck } from "@/lib/mcp-gateway/check-arguments";
+import { NotSentError } from "@/lib/mcp-gateway/classify-upstream-outcome";
 import { guardToolList, type KeySource, type ToolRoute } from "@/lib/mcp-gateway/guard-tool-list";
 import { KEY_ARGUMENT, META } from "@/lib/mcp-gateway/meta-keys";
 import { gatewayErrorResult } from "@/lib/mcp-gateway/refusal-result";
@@ -17,7 +18,6 @@ export type McpGatewayOptions = {
   apiKey: string;
   toolPrefix: string;
   keySource: KeySource;
-  toolErrors: ToolErrorPolicy;
   callTimeoutMs: number;
   log: Logger;
 };
@@ -43,9 +43,12 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
   // Guarded calls still running: when the upstream dies, each records its outcome (unknown) and
   // answers its caller before the gateway closes.
   const inFlight = new Set<Promise<unknown>>();
+  let upstreamGone = false;
+  // Longest a guarded call can still take: the upstream's timeout, then the complete's retries.
+  const drain = () => Promise.race([Promise.allSettled([...inFlight]), new Promise((resolve) => setTimeout(resolve, options.callTimeoutMs + 20_000).unref())]);
 
   const remember = (upstreamTools: Tool[]) => {
-    const guarded = guardToolList({ upstreamTools, toolPrefix: options.toolPrefix, keySource: options.keySource });
+    const guarded = guardToolList({ upstreamTools, toolPrefix: options.toolPrefix, keySource: options.keySource, compileCheck: compileArgumentCheck });
     for (const [name, route] of guarded.routes) routes.set(name, route);
     for (const { name, why } of guarded.hidden) {
       routes.delete(name);
@@ -68,17 +71,22 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
 
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args = {}, _meta: meta } = request.params;
+    if (upstreamGone) return gatewayErrorResult("The tool server behind the gateway has exited, so nothing was done. Repeat the same call with the same idempotency key once the gateway is restarted.");
     if (!routes.has(name)) await refreshAllTools(upstream, remember);
     const route = routes.get(name);
     if (!route) return gatewayErrorResult(`The tool "${name}" is not available through the Tollgate gateway. Nothing was done.`);
     // The agent's cancellation is deliberately not passed on: once a guarded call is granted,
     // its outcome has to be recorded whether or not the caller still listens.
-    const callUpstream = (params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> }) =>
-      upstream.request({ method: "tools/call", params }, CallToolResultSchema, { timeout: options.callTimeoutMs });
+    // The gateway's own timeout makes the SDK send notifications/cancelled upstream; the outcome
+    // stays unknown all the same.
+    const callUpstream = async (params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> }) => {
+      if (upstreamGone) throw new NotSentError("the tool server exited before the call was sent");
+      return upstream.request({ method: "tools/call", params }, CallToolResultSchema, { timeout: options.callTimeoutMs });
+    };
     if (route.kind === "pass-through") return callUpstream({ name, arguments: args, ...(meta ? { _meta: withoutTollgateMeta(meta) } : {}) });
     const guarded = callGuardedTool(
-      { tollgate, callUpstream, log: options.log, toolErrors: options.toolErrors, completeRetryDelaysMs: [250, 1000, 3000] },
-      { name, tollgateTool: route.tollgateTool, args, meta, keyInArguments: route.keyInArguments, upstreamHasKey: route.upstreamHasKey },
+      { tollgate, callUpstream, log: options.log, completeRetryDelaysMs: [250, 1000, 3000] },
+      { name, tollgateTool: route.tollgateTool, args, meta, keyInArguments: route.keyInArguments, upstreamHasKey: route.upstreamHasKey, checkArguments: route.checkArguments },
     );
     inFlight.add(guarded);
     return guarded.finally(() => inFlight.delete(guarded));
@@ -92,17 +100,20 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
       void upstream.close().finally(() => resolve(code));
     };
     upstream.onclose = () => {
+      upstreamGone = true;
       if (agentLeft) return;
       code = 1;
       options.log.error("mcp gateway: the upstream MCP server exited");
       // setImmediate: after the SDK has written the last answers (stdout is a pipe: written synchronously).
-      void Promise.allSettled([...inFlight]).then(() => setImmediate(() => void server.close()));
+      void drain().then(() => setImmediate(() => void server.close()));
     };
   });
   await server.connect(new StdioServerTransport());
   // MCP's stdio shutdown: the host closes our stdin and waits for us to exit. The SDK's
   // transport does not watch for that, so the gateway would outlive its host.
-  process.stdin.once("end", () => void server.close());
+  // Calls in flight finish first: closing the upstream would kill a tool mid-call and leave its
+  // operation unknown for nothing.
+  process.stdin.once("end", () => void drain().then(() => server.close()));
   options.log.info({ tollgate: options.tollgateUrl, upstream: options.upstream.command }, "mcp gateway: ready");
   return { closed };
 }

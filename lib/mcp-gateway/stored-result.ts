@@ -5,16 +5,17 @@ import { META } from "@/lib/mcp-gateway/meta-keys";
 export const MAX_STORED_RESULT_BYTES = 240 * 1024;
 
 // What Tollgate keeps of a tool's result, for replays: the result itself, or, when it is too
-// large to keep, a note saying the action succeeded (the first caller still gets all of it).
-export function resultToStore(result: CallToolResult): { statusCode: number; body: unknown } {
+// large to keep, a note saying how the action ended (the first caller still gets all of it).
+export function resultToStore(result: CallToolResult, outcome: "succeeded" | "failed"): { statusCode: number; body: unknown } {
   const { _meta: _ignored, ...kept } = result;
   const bytes = Buffer.byteLength(JSON.stringify(kept));
   if (bytes <= MAX_STORED_RESULT_BYTES) return { statusCode: 200, body: kept };
+  const ended = outcome === "succeeded" ? "succeeded" : "failed, and nothing was done";
   return {
     statusCode: 200,
     body: {
-      content: [{ type: "text", text: `The action succeeded. Its result (${bytes} bytes) was too large for Tollgate to keep, so a repeat of this call cannot show it.` }],
-      isError: false,
+      content: [{ type: "text", text: `The action ${ended}. Its result (${bytes} bytes) was too large for Tollgate to keep, so a repeat of this call cannot show it.` }],
+      isError: outcome !== "succeeded",
     },
   };
 }

@@ -5,19 +5,19 @@ export type TollgateReply = { status: number; headers: Headers; body: Record<str
 
 export type TollgateClient = {
   claim: (input: { idempotencyKey: string; tool: string; args: unknown; workflowId?: string; traceId?: string }) => Promise<TollgateReply>;
-  heartbeat: (operationId: string, fencingToken: string) => Promise<TollgateReply>;
+  heartbeat: (operationId: string, fencingToken: string, timeoutMs?: number) => Promise<TollgateReply>;
   complete: (operationId: string, body: Record<string, unknown>) => Promise<TollgateReply>;
 };
 
 export function createTollgateClient(options: { baseUrl: string; apiKey: string; requestTimeoutMs: number }): TollgateClient {
   const base = options.baseUrl.replace(/\/+$/, "");
 
-  async function send(method: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<TollgateReply> {
+  async function send(method: string, path: string, body: unknown, headers: Record<string, string> = {}, timeoutMs = options.requestTimeoutMs): Promise<TollgateReply> {
     const res = await fetch(`${base}${path}`, {
       method,
       headers: { authorization: `Bearer ${options.apiKey}`, "content-type": "application/json", ...headers },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(options.requestTimeoutMs),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await res.text();
     let parsed: unknown;
@@ -33,7 +33,7 @@ export function createTollgateClient(options: { baseUrl: string; apiKey: string;
   return {
     claim: ({ idempotencyKey, tool, args, workflowId, traceId }) =>
       send("POST", "/api/v1/operations", { tool, args, ...(workflowId ? { workflowId } : {}), ...(traceId ? { traceId } : {}) }, { "idempotency-key": idempotencyKey }),
-    heartbeat: (operationId, fencingToken) => send("POST", `/api/v1/operations/${encodeURIComponent(operationId)}/heartbeat`, { fencingToken }),
+    heartbeat: (operationId, fencingToken, timeoutMs) => send("POST", `/api/v1/operations/${encodeURIComponent(operationId)}/heartbeat`, { fencingToken }, {}, timeoutMs),
     complete: (operationId, body) => send("POST", `/api/v1/operations/${encodeURIComponent(operationId)}/complete`, body),
   };
 }

@@ -4,7 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { logDigest } from "@/lib/crypto/digest";
+import { logDigest, sha256Hex } from "@/lib/crypto/digest";
 import { startFakeProvider, type FakeProvider } from "../support/fake-provider";
 import { call } from "../support/http";
 import { createTool } from "../support/protocol";
@@ -51,7 +51,7 @@ beforeAll(async () => {
   app = await startTestApp();
   acme = await seedTenant(app.db, "acme");
   provider = await startFakeProvider();
-  for (const name of ["tickets.create", "tickets.slow", "tickets.refused", "tickets.vague", "tickets.crash"]) await createTool(app.baseUrl, [acme], {}, name);
+  for (const name of ["tickets.create", "tickets.slow", "tickets.refused", "tickets.vague", "tickets.crash", "tickets.keyed"]) await createTool(app.baseUrl, [acme], {}, name);
   await createTool(app.baseUrl, [acme], { policy: { approval: "required" } }, "payments.refund");
   await createTool(app.baseUrl, [acme], { policy: { leaseSeconds: 1 } }, "tickets.steady");
   gateway = await startGateway();
@@ -69,7 +69,11 @@ describe("tollgate mcp-gateway", () => {
     const byName = new Map(tools.map((t) => [t.name, t]));
     expect(byName.get("tickets.create")?.inputSchema.required).toEqual(["title", "idempotencyKey"]);
     expect(byName.get("tickets.create")?.inputSchema.properties).toHaveProperty("idempotencyKey");
-    expect(byName.get("tickets.count")?.inputSchema.properties ?? {}).not.toHaveProperty("idempotencyKey");
+    // Guarded tools lose their outputSchema (a repeat may answer in words); read-only ones keep all.
+    expect(byName.get("tickets.create")).not.toHaveProperty("outputSchema");
+    expect(byName.get("tickets.count")).toMatchObject({ annotations: { readOnlyHint: true } });
+    expect(byName.get("tickets.count")!.inputSchema.properties ?? {}).not.toHaveProperty("idempotencyKey");
+    expect(byName.get("tickets.keyed")?.inputSchema.required).toEqual(["title", "idempotencyKey"]);
     expect(byName.has("Tickets.Shout")).toBe(false);
     expect(gateway.client.getInstructions()).toContain("Upstream instructions.");
     const hidden = await callTool(gateway.client, "Tickets.Shout", { title: "x", idempotencyKey: "k-shout" });
@@ -77,7 +81,7 @@ describe("tollgate mcp-gateway", () => {
   });
 
   it("acts once for a key: the repeat replays the stored result, and the provider got the operation's downstream key", async () => {
-    const first = await callTool(gateway.client, "tickets.create", { title: "Printer on fire", idempotencyKey: "mcp-key-1" });
+    const first = await gateway.client.callTool({ name: "tickets.create", arguments: { title: "Printer on fire", idempotencyKey: "mcp-key-1" } }) as CallToolResult;
     expect(first.isError).toBeFalsy();
     expect(operationMeta(first)).toMatchObject({ replayed: false, attempt: 1, outcome: "succeeded", completed: "recorded" });
     const again = await callTool(gateway.client, "tickets.create", { title: "Printer on fire", idempotencyKey: "mcp-key-1" });
@@ -119,6 +123,33 @@ describe("tollgate mcp-gateway", () => {
     expect(provider.effects().length).toBe(before);
   });
 
+  it("arguments the tool's schema refuses are refused before anything is claimed", async () => {
+    const before = provider.effects().length;
+    const count = (await operations("tickets.create")).length;
+    const invalid = await callTool(gateway.client, "tickets.create", { title: 42, idempotencyKey: "mcp-invalid" });
+    expect(invalid.isError).toBe(true);
+    expect(text(invalid)).toContain("input schema");
+    expect((await operations("tickets.create")).length).toBe(count);
+    expect(provider.effects().length).toBe(before);
+  });
+
+  it("a key in _meta wins over the argument", async () => {
+    const first = await callTool(gateway.client, "tickets.create", { title: "Meta", idempotencyKey: "arg-1" }, { "io.tollgate/idempotency-key": "meta-1" });
+    const again = await callTool(gateway.client, "tickets.create", { title: "Meta", idempotencyKey: "arg-2" }, { "io.tollgate/idempotency-key": "meta-1" });
+    expect(operationMeta(again)).toMatchObject({ replayed: true, operationId: operationMeta(first).operationId });
+  });
+
+  it("a tool with its own idempotencyKey argument gets the raw key; Tollgate stores only its digest", async () => {
+    const done = await callTool(gateway.client, "tickets.keyed", { title: "Keyed", idempotencyKey: "mcp-keyed-raw" });
+    expect(done.isError).toBeFalsy();
+    expect(provider.effects().at(-1)!.body).toMatchObject({ upstreamKey: "mcp-keyed-raw" });
+    const [op] = await operations("tickets.keyed");
+    expect(JSON.stringify(op!.args)).not.toContain("mcp-keyed-raw");
+    expect(op!.args).toEqual({ title: "Keyed", idempotencyKey: `sha256:${sha256Hex("mcp-keyed-raw")}` });
+    const again = await callTool(gateway.client, "tickets.keyed", { title: "Keyed", idempotencyKey: "mcp-keyed-raw" });
+    expect(operationMeta(again)).toMatchObject({ replayed: true });
+  });
+
   it("a call without a key stores nothing and calls nothing", async () => {
     const before = provider.effects().length;
     const count = (await operations("tickets.create")).length;
@@ -139,6 +170,15 @@ describe("tollgate mcp-gateway", () => {
     expect(op).toMatchObject({ state: "unknown" });
     const repeat = await callTool(gateway.client, "tickets.slow", { title: "Slow", idempotencyKey: "mcp-slow" });
     expect(operationMeta(repeat)).toMatchObject({ status: 409, code: "outcome-unknown" });
+    expect(provider.effects().length - before).toBe(1);
+
+    // An operator settles it from the provider's evidence; a host using the SDK's callTool (which
+    // checks results against output schemas) then gets the settled outcome as a plain success.
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${op!.id}/resolve`, { key: acme.admin, body: { outcome: "succeeded", reason: "ticket found in the provider" } });
+    expect(resolved.status, resolved.text).toBe(200);
+    const settled = await gateway.client.callTool({ name: "tickets.slow", arguments: { title: "Slow", idempotencyKey: "mcp-slow" } });
+    expect(settled.isError).toBeFalsy();
+    expect(text(settled as CallToolResult)).toContain("already succeeded");
     expect(provider.effects().length - before).toBe(1);
   });
 

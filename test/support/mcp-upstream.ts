@@ -17,9 +17,19 @@ async function createEffect(downstreamKey: unknown, body: Record<string, unknown
   return (await res.json()) as { id: string };
 }
 
-server.registerTool("tickets.create", { description: "Open a ticket", inputSchema: { title: z.string() } }, async ({ title }, extra) => {
+server.registerTool(
+  "tickets.create",
+  { description: "Open a ticket", inputSchema: { title: z.string() }, outputSchema: { ticket: z.string(), title: z.string() } },
+  async ({ title }, extra) => {
   const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
-  return { content: [{ type: "text", text: `opened ${effect.id}` }], structuredContent: { ticket: effect.id, title } };
+    return { content: [{ type: "text", text: `opened ${effect.id}` }], structuredContent: { ticket: effect.id, title } };
+  },
+);
+
+// Takes an idempotencyKey of its own (as some tool servers do): the gateway passes the raw key on.
+server.registerTool("tickets.keyed", { inputSchema: { title: z.string(), idempotencyKey: z.string() } }, async ({ title, idempotencyKey }, extra) => {
+  const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title, upstreamKey: idempotencyKey });
+  return { content: [{ type: "text", text: `opened ${effect.id}` }] };
 });
 
 // Acts, then answers too late for the gateway's timeout: the agent sees a timeout after the effect.

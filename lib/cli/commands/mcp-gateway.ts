@@ -12,7 +12,6 @@ export async function mcpGatewayCommand(args: string[]): Promise<number> {
     {
       "tool-prefix": { type: "string" },
       "key-source": { type: "string" },
-      "tool-errors": { type: "string" },
       "call-timeout": { type: "string" },
     },
     Number.MAX_SAFE_INTEGER,
@@ -21,8 +20,6 @@ export async function mcpGatewayCommand(args: string[]): Promise<number> {
   if (!command) throw new CliError("the upstream MCP server's command is required after --, e.g. mcp-gateway -- node tickets-server.js");
   const keySource = values["key-source"] ?? "argument";
   if (keySource !== "argument" && keySource !== "meta") throw new CliError("--key-source must be argument or meta");
-  const toolErrors = values["tool-errors"] ?? "unknown";
-  if (toolErrors !== "unknown" && toolErrors !== "failed") throw new CliError("--tool-errors must be unknown or failed");
   const callTimeoutSeconds = Number(values["call-timeout"] ?? "60");
   if (!Number.isFinite(callTimeoutSeconds) || callTimeoutSeconds <= 0 || callTimeoutSeconds > 3600) throw new CliError("--call-timeout must be seconds between 0 and 3600");
   let gatewayEnv;
@@ -38,7 +35,6 @@ export async function mcpGatewayCommand(args: string[]): Promise<number> {
     apiKey: gatewayEnv.TOLLGATE_API_KEY,
     toolPrefix: values["tool-prefix"] ?? "",
     keySource,
-    toolErrors,
     callTimeoutMs: Math.round(callTimeoutSeconds * 1000),
     log,
   }).catch((error: unknown) => {

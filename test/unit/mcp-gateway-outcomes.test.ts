@@ -1,0 +1,70 @@
+import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { describe, expect, it } from "vitest";
+import { compileArgumentCheck } from "@/lib/mcp-gateway/check-arguments";
+import { classifyCallError, classifyToolResult, NotSentError } from "@/lib/mcp-gateway/classify-upstream-outcome";
+import { guardToolList } from "@/lib/mcp-gateway/guard-tool-list";
+import { MAX_STORED_RESULT_BYTES, resultToStore } from "@/lib/mcp-gateway/stored-result";
+
+// What the gateway records for each way an upstream call can end: `failed` only where nothing
+// can have happened, `unknown` for everything that might come after the tool acted.
+describe("classifying an upstream call", () => {
+  it("an isError result is unknown unless the tool says what it means", () => {
+    const result = { content: [{ type: "text" as const, text: "provider timed out" }], isError: true };
+    expect(classifyToolResult(result)).toMatchObject({ outcome: "unknown", error: { code: "tool-error", message: "provider timed out" } });
+    expect(classifyToolResult({ ...result, _meta: { "io.tollgate/outcome": "failed" } })).toMatchObject({ outcome: "failed", retryable: false });
+    expect(classifyToolResult({ ...result, _meta: { "io.tollgate/outcome": "retryable" } })).toMatchObject({ outcome: "failed", retryable: true });
+    expect(classifyToolResult({ ...result, _meta: { "io.tollgate/outcome": "nonsense" } })).toMatchObject({ outcome: "unknown" });
+    expect(classifyToolResult({ content: [] })).toMatchObject({ outcome: "succeeded" });
+  });
+
+  it("only a call never sent or a method the server lacks is a failure", () => {
+    expect(classifyCallError(new NotSentError("gone"))).toMatchObject({ outcome: "failed", retryable: true, error: { code: "upstream-gone" } });
+    expect(classifyCallError(new McpError(ErrorCode.MethodNotFound, "no tools/call"))).toMatchObject({ outcome: "failed", retryable: false });
+    // The SDK's server raises InvalidParams for a result that fails validation, after the tool ran.
+    expect(classifyCallError(new McpError(ErrorCode.InvalidParams, "Invalid tools/call result"))).toMatchObject({ outcome: "unknown" });
+    expect(classifyCallError(new McpError(ErrorCode.RequestTimeout, "timed out"))).toMatchObject({ outcome: "unknown", error: { code: "upstream-timeout" } });
+    expect(classifyCallError(new McpError(ErrorCode.ConnectionClosed, "closed"))).toMatchObject({ outcome: "unknown", error: { code: "mcp-32000" } });
+    expect(classifyCallError(new Error("boom"))).toMatchObject({ outcome: "unknown", error: { code: "upstream-error" } });
+  });
+});
+
+describe("storing a result", () => {
+  const big = { content: [{ type: "text" as const, text: "x".repeat(MAX_STORED_RESULT_BYTES) }] };
+  it("keeps a result as it is, without the upstream's _meta", () => {
+    expect(resultToStore({ content: [{ type: "text", text: "ok" }], _meta: { a: 1 } }, "succeeded")).toEqual({ statusCode: 200, body: { content: [{ type: "text", text: "ok" }] } });
+  });
+  it("replaces one too large to keep by a note that says how the action ended", () => {
+    expect(resultToStore(big, "succeeded").body).toMatchObject({ isError: false, content: [{ text: expect.stringContaining("The action succeeded") }] });
+    expect(resultToStore({ ...big, isError: true }, "failed").body).toMatchObject({ isError: true, content: [{ text: expect.stringContaining("failed, and nothing was done") }] });
+  });
+});
+
+describe("the tool list the agent sees", () => {
+  const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({ name, inputSchema: { type: "object", properties: { title: { type: "string" } }, required: ["title"] }, ...extra });
+  const list = guardToolList({
+    upstreamTools: [
+      tool("tickets.create", { outputSchema: { type: "object" } }),
+      tool("tickets.count", { annotations: { readOnlyHint: true } }),
+      tool("Tickets.Shout"),
+      tool("tickets.keyed", { inputSchema: { type: "object", properties: { idempotencyKey: { type: "string" } } } }),
+    ],
+    toolPrefix: "",
+    keySource: "argument",
+    compileCheck: compileArgumentCheck,
+  });
+  it("guards tools that change something, passes read-only ones, hides names Tollgate cannot hold", () => {
+    expect(list.tools.map((t) => t.name)).toEqual(["tickets.create", "tickets.count", "tickets.keyed"]);
+    expect(list.tools[0]).not.toHaveProperty("outputSchema");
+    expect(list.tools[0]!.inputSchema.required).toEqual(["title", "idempotencyKey"]);
+    expect(list.routes.get("tickets.count")).toEqual({ kind: "pass-through" });
+    expect(list.routes.get("tickets.keyed")).toMatchObject({ kind: "guarded", upstreamHasKey: true });
+    expect(list.tools[2]!.inputSchema).toEqual({ type: "object", properties: { idempotencyKey: { type: "string" } } });
+    expect(list.hidden.map((h) => h.name)).toEqual(["Tickets.Shout"]);
+  });
+  it("checks arguments against the upstream's schema, without the gateway's key", () => {
+    const route = list.routes.get("tickets.create");
+    if (route?.kind !== "guarded") throw new Error("expected a guarded route");
+    expect(route.checkArguments({ title: "ok" })).toBeUndefined();
+    expect(route.checkArguments({ title: 42 })).toMatch(/title/);
+  });
+});
