@@ -2,7 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { callGuardedTool } from "@/lib/mcp-gateway/call-guarded-tool";
 import { compileArgumentCheck } from "@/lib/mcp-gateway/check-arguments";
@@ -61,8 +61,13 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
   const upstreamInstructions = upstream.getInstructions();
   const server = new Server(
     { name: "tollgate-mcp-gateway", version: "0.1.0" },
-    { capabilities: { tools: {} }, instructions: upstreamInstructions ? `${INSTRUCTIONS}\n\n${upstreamInstructions}` : INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: true } }, instructions: upstreamInstructions ? `${INSTRUCTIONS}\n\n${upstreamInstructions}` : INSTRUCTIONS },
   );
+
+  // The upstream's tools changed: the host lists them again through us (and gets them guarded).
+  upstream.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+    await server.sendToolListChanged().catch(() => undefined);
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, async (request) => {
     const listed = await upstream.listTools(request.params);

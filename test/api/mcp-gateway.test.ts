@@ -1,8 +1,7 @@
 import { spawn } from "node:child_process";
-import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { logDigest, sha256Hex } from "@/lib/crypto/digest";
 import { startFakeProvider, type FakeProvider } from "../support/fake-provider";
@@ -18,12 +17,11 @@ let acme: TenantKeys;
 let provider: FakeProvider;
 const gateways: { client: Client; stderr: string[] }[] = [];
 
-const tsx = path.resolve("node_modules", "tsx", "dist", "cli.mjs");
 
 async function startGateway(options: { flags?: string[]; tollgateUrl?: string } = {}): Promise<{ client: Client; stderr: string[] }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [tsx, "lib/cli/main.ts", "mcp-gateway", "--call-timeout", "1", ...(options.flags ?? []), "--", process.execPath, tsx, "test/support/mcp-upstream.ts"],
+    args: ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--call-timeout", "1", ...(options.flags ?? []), "--", process.execPath, "test/support/mcp-upstream.mjs"],
     env: { ...(process.env as Record<string, string>), TOLLGATE_URL: options.tollgateUrl ?? app.baseUrl, TOLLGATE_API_KEY: acme.agent, PROVIDER_URL: provider.url, LOG_LEVEL: "info" },
     stderr: "pipe",
   });
@@ -278,7 +276,7 @@ describe("tollgate mcp-gateway", () => {
   });
 
   it("exits 0 when the host closes its stdin (MCP's stdio shutdown)", async () => {
-    const child = spawn(process.execPath, [tsx, "lib/cli/main.ts", "mcp-gateway", "--", process.execPath, tsx, "test/support/mcp-upstream.ts"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--", process.execPath, "test/support/mcp-upstream.mjs"], {
       env: { ...process.env, TOLLGATE_URL: app.baseUrl, TOLLGATE_API_KEY: acme.agent, PROVIDER_URL: provider.url },
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -288,6 +286,15 @@ describe("tollgate mcp-gateway", () => {
     const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
     child.stdin.end();
     expect(await exited).toBe(0);
+  });
+
+  it("passes the upstream's tool-list change on, and lists the new tool guarded", async () => {
+    await createTool(app.baseUrl, [acme], {}, "tickets.add-archive");
+    const changed = new Promise<void>((resolve) => gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => resolve()));
+    await callTool(gateway.client, "tickets.add-archive", { idempotencyKey: "mcp-add-archive" });
+    await changed;
+    const { tools } = await gateway.client.listTools();
+    expect(tools.find((t) => t.name === "tickets.archive")?.inputSchema.required).toEqual(["id", "idempotencyKey"]);
   });
 
   it("logs a digest of each key, never the key", async () => {

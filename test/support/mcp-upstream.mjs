@@ -1,5 +1,6 @@
 // An upstream MCP server (stdio) for the gateway tests: its tools act on the fake provider at
-// PROVIDER_URL, so a test counts real effects, not gateway answers.
+// PROVIDER_URL, so a test counts real effects, not gateway answers. Plain JavaScript, so node
+// starts it directly: the tests start it many times, and tsx costs ~0.6 s of CPU per start.
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
@@ -8,13 +9,14 @@ const providerUrl = process.env.PROVIDER_URL ?? "";
 const server = new McpServer({ name: "test-upstream", version: "1.0.0" }, { instructions: "Upstream instructions." });
 let reads = 0;
 
-async function createEffect(downstreamKey: unknown, body: Record<string, unknown>): Promise<{ id: string }> {
+/** @returns {Promise<{ id: string }>} */
+async function createEffect(downstreamKey, body) {
   const res = await fetch(`${providerUrl}/effects`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ downstreamKey: typeof downstreamKey === "string" ? downstreamKey : "", ...body }),
   });
-  return (await res.json()) as { id: string };
+  return await res.json();
 }
 
 server.registerTool(
@@ -71,6 +73,12 @@ server.registerTool("tickets.count", { annotations: { readOnlyHint: true } }, as
 server.registerTool("payments.refund", { inputSchema: { amount: z.number() } }, async ({ amount }, extra) => {
   const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { amount });
   return { content: [{ type: "text", text: `refunded ${amount} as ${effect.id}` }] };
+});
+
+// Adds a tool at run time: the SDK tells connected clients that the list changed.
+server.registerTool("tickets.add-archive", {}, async () => {
+  server.registerTool("tickets.archive", { inputSchema: { id: z.string() } }, async ({ id }) => ({ content: [{ type: "text", text: `archived ${id}` }] }));
+  return { content: [{ type: "text", text: "archive tool added" }] };
 });
 
 server.registerTool("Tickets.Shout", { inputSchema: { title: z.string() } }, async () => ({ content: [{ type: "text", text: "never" }] }));
