@@ -84,9 +84,9 @@ export function mcpGatewayEnv(): z.infer<typeof mcpGatewayEnvSchema> {
   return parsed.data;
 }
 
-// The environment an upstream MCP server gets from the gateway: the gateway's own, without the
-// Tollgate key (the upstream tool has no business holding it).
+// The environment an upstream MCP server gets from the gateway: the gateway's own, without
+// Tollgate's variables (its API key above all: the upstream tool has no business holding it).
 export function upstreamEnvironment(): Record<string, string> {
-  const entries = Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[0] !== "TOLLGATE_API_KEY");
+  const entries = Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined && !entry[0].startsWith("TOLLGATE_"));
   return Object.fromEntries(entries);
 }

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { logDigest, sha256Hex } from "@/lib/crypto/digest";
 import { classifyCallError, classifyToolResult, type UpstreamVerdict } from "@/lib/mcp-gateway/classify-upstream-outcome";
 import type { ArgumentCheck } from "@/lib/mcp-gateway/guard-tool-list";
-import { holdLease } from "@/lib/mcp-gateway/hold-lease";
+import { holdLease, type HeldLease } from "@/lib/mcp-gateway/hold-lease";
 import { KEY_ARGUMENT, META } from "@/lib/mcp-gateway/meta-keys";
 import { gatewayErrorResult, refusalResult } from "@/lib/mcp-gateway/refusal-result";
 import { replayedResult, resultToStore } from "@/lib/mcp-gateway/stored-result";
@@ -17,7 +17,7 @@ export type GuardedCallOptions = {
   callUpstream: UpstreamCall;
   log: Logger;
   // Pauses between tries of a complete Tollgate did not answer (it is idempotent: the same
-  // complete repeated changes nothing).
+  // complete repeated changes nothing); the last one repeats for as long as the lease is held.
   completeRetryDelaysMs: number[];
 };
 
@@ -73,6 +73,7 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
       options.log.info({ ...context, operationId: replay.data.operationId, state: replay.data.state }, "mcp gateway: replayed");
       return replayedResult(replay.data);
     }
+    return gatewayErrorResult("This action already completed, but its stored result could not be read; it was not carried out again. Do not retry it with a new key.");
   }
   if (claim.status !== 201) {
     options.log.info({ ...context, status: claim.status, code: claim.body.code }, "mcp gateway: claim not granted; the tool was not called");
@@ -99,12 +100,12 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
   }
   // Held until the outcome is recorded: a lease lapsing while the complete is retried would let a
   // repeat take the operation over (with takeover `deduplicated`) and run the tool again.
-  const completed = await complete(options, granted.operationId, granted.attempt.fencingToken, verdict).finally(lease.stop);
+  const completed = await complete(options, granted.operationId, granted.attempt.fencingToken, verdict, lease).finally(lease.stop);
   options.log.info({ ...context, ...attempt, outcome: verdict.outcome, completed }, "mcp gateway: tool call completed");
   return answer(verdict, { ...attempt, replayed: false, completed });
 }
 
-async function complete(options: GuardedCallOptions, operationId: string, fencingToken: string, verdict: UpstreamVerdict): Promise<string> {
+async function complete(options: GuardedCallOptions, operationId: string, fencingToken: string, verdict: UpstreamVerdict, lease: HeldLease): Promise<string> {
   const body: Record<string, unknown> = { fencingToken, outcome: verdict.outcome };
   if (verdict.outcome !== "succeeded") body.error = verdict.error;
   if (verdict.outcome === "failed" && verdict.retryable) body.retryable = true;
@@ -122,14 +123,15 @@ async function complete(options: GuardedCallOptions, operationId: string, fencin
     } catch (error) {
       options.log.warn({ operationId, err: (error as Error).message }, "mcp gateway: complete failed");
     }
-    const delay = options.completeRetryDelaysMs[tryIndex];
-    if (delay === undefined) {
-      // The lease will expire, and with takeover `never` the operation becomes unknown for an
-      // operator: never a silent second effect.
-      options.log.error({ operationId }, "mcp gateway: could not record the outcome; the lease will expire");
+    // Tollgate restarting or unreachable: keep trying while the lease is ours. Once it may have
+    // lapsed, another attempt may own the operation (with takeover `never` it becomes unknown for
+    // an operator; with `deduplicated` the provider dedupes on the downstream key).
+    if (lease.lapsed()) {
+      options.log.error({ operationId }, "mcp gateway: could not record the outcome before the lease lapsed");
       return "not-recorded";
     }
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    const delays = options.completeRetryDelaysMs;
+    await new Promise((resolve) => setTimeout(resolve, delays[Math.min(tryIndex, delays.length - 1)] ?? 1000));
   }
 }
 

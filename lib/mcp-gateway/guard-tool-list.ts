@@ -35,6 +35,12 @@ export function guardToolList(options: {
   const routes = new Map<string, ToolRoute>();
   const hidden: { name: string; why: string }[] = [];
   for (const tool of options.upstreamTools) {
+    // The gateway calls tools plainly, never as tasks: a tool that only runs as a task would
+    // answer every call with an error, after a claim.
+    if (tool.execution?.taskSupport === "required") {
+      hidden.push({ name: tool.name, why: "it runs only as a task, which the gateway does not support" });
+      continue;
+    }
     if (tool.annotations?.readOnlyHint === true) {
       tools.push(tool);
       routes.set(tool.name, { kind: "pass-through" });

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { CallToolResultSchema, ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, LATEST_PROTOCOL_VERSION, ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { logDigest, sha256Hex } from "@/lib/crypto/digest";
 import { startFakeProvider, type FakeProvider } from "../support/fake-provider";
@@ -32,6 +32,36 @@ async function startGateway(options: { flags?: string[]; tollgateUrl?: string } 
   const gateway = { client, stderr };
   gateways.push(gateway);
   return gateway;
+}
+
+// The gateway as a host sees it on the wire: JSON-RPC lines on stdin and stdout, so a test can
+// close stdin or signal the process while a call is in flight and read its exit code.
+async function startRawGateway() {
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--", process.execPath, "test/support/mcp-upstream.mjs"], {
+    env: { ...process.env, TOLLGATE_URL: app.baseUrl, TOLLGATE_API_KEY: acme.agent, PROVIDER_URL: provider.url },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  const waiting = new Map<number, (message: { result?: unknown; error?: unknown }) => void>();
+  let buffered = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+      const message = JSON.parse(buffered.slice(0, nl));
+      buffered = buffered.slice(nl + 1);
+      waiting.get(message.id)?.(message);
+    }
+  });
+  child.stderr.resume();
+  let nextId = 1;
+  const request = (method: string, params: unknown) => {
+    const id = nextId++;
+    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
+    return new Promise<{ result?: unknown; error?: unknown }>((resolve) => waiting.set(id, resolve));
+  };
+  await request("initialize", { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw-host", version: "1" } });
+  child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
+  return { child, exited, request };
 }
 
 // client.request, not client.callTool: the gateway's answers are checked as they come, without
@@ -275,17 +305,27 @@ describe("tollgate mcp-gateway", () => {
     await closed;
   });
 
-  it("exits 0 when the host closes its stdin (MCP's stdio shutdown)", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--", process.execPath, "test/support/mcp-upstream.mjs"], {
-      env: { ...process.env, TOLLGATE_URL: app.baseUrl, TOLLGATE_API_KEY: acme.agent, PROVIDER_URL: provider.url },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    const stderr: string[] = [];
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk.toString("utf8")));
-    await vi.waitFor(() => expect(stderr.join("")).toContain("mcp gateway: ready"), { timeout: 20_000, interval: 100 });
-    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
-    child.stdin.end();
-    expect(await exited).toBe(0);
+  it("when the host closes its stdin, a call in flight finishes and answers before the gateway exits 0", async () => {
+    const raw = await startRawGateway();
+    const before = provider.effects().length;
+    const answer = raw.request("tools/call", { name: "tickets.steady", arguments: { title: "Drain", idempotencyKey: "mcp-drain" } });
+    await vi.waitFor(async () => expect((await operations("tickets.steady")).some((o) => o.state === "processing")).toBe(true), { timeout: 10_000, interval: 50 });
+    raw.child.stdin.end();
+    expect((await answer).result).toMatchObject({ _meta: { "io.tollgate/operation": { outcome: "succeeded", completed: "recorded" } } });
+    expect(await raw.exited).toBe(0);
+    expect(provider.effects().length - before).toBe(1);
+  });
+
+  it("on SIGTERM a call in flight is recorded unknown (the upstream is stopped), answered, and the gateway exits 0", async () => {
+    const raw = await startRawGateway();
+    const answer = raw.request("tools/call", { name: "tickets.steady", arguments: { title: "Terminated", idempotencyKey: "mcp-sigterm" } });
+    await vi.waitFor(() => expect(provider.effects().some((e) => e.body.title === "Terminated")).toBe(true), { timeout: 10_000, interval: 50 });
+    raw.child.kill("SIGTERM");
+    const result = (await answer).result as CallToolResult;
+    expect(result).toMatchObject({ isError: true, _meta: { "io.tollgate/operation": { outcome: "unknown", completed: "recorded" } } });
+    expect(await raw.exited).toBe(0);
+    const operationId = operationMeta(result).operationId;
+    expect((await operations("tickets.steady")).find((o) => o.id === operationId)).toMatchObject({ state: "unknown" });
   });
 
   it("passes the upstream's tool-list change on, and lists the new tool guarded", async () => {

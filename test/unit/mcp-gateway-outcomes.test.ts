@@ -68,3 +68,40 @@ describe("the tool list the agent sees", () => {
     expect(route.checkArguments({ title: 42 })).toMatch(/title/);
   });
 });
+
+describe("checking arguments before a claim", () => {
+  it("reads JSON Schema 2020-12 by default and draft-07 when the schema names it", () => {
+    const tuple = compileArgumentCheck({ type: "object", properties: { pair: { type: "array", prefixItems: [{ type: "string" }, { type: "number" }], items: false } } });
+    expect(tuple({ pair: ["a", 1] })).toBeUndefined();
+    expect(tuple({ pair: ["a", 1, 2] })).toBeDefined();
+    const draft7 = compileArgumentCheck({ $schema: "http://json-schema.org/draft-07/schema#", type: "object", properties: { pair: { type: "array", items: [{ type: "string" }] } } });
+    expect(draft7({ pair: ["a"] })).toBeUndefined();
+    expect(draft7({ pair: [1] })).toBeDefined();
+  });
+
+  it("never judges formats (servers differ), and checks nothing when the schema does not compile", () => {
+    const when = compileArgumentCheck({ type: "object", properties: { at: { type: "string", format: "date-time" } } });
+    expect(when({ at: "2026-11-30 12:00:00" })).toBeUndefined();
+    const broken = compileArgumentCheck({ type: "object", properties: { a: { $ref: "#/nowhere" } } });
+    expect(broken({ a: 1 })).toBeUndefined();
+  });
+
+  it("gives two schemas that share an $id their own validators", () => {
+    const a = compileArgumentCheck({ $id: "https://example.test/same.json", type: "object", required: ["a"] });
+    const b = compileArgumentCheck({ $id: "https://example.test/same.json", type: "object", required: ["b"] });
+    expect(a({ a: 1 })).toBeUndefined();
+    expect(b({ b: 1 })).toBeUndefined();
+    expect(b({ a: 1 })).toBeDefined();
+  });
+
+  it("hides a tool that runs only as a task", () => {
+    const hidden = guardToolList({
+      upstreamTools: [{ name: "tickets.export", inputSchema: { type: "object" }, execution: { taskSupport: "required" } }],
+      toolPrefix: "",
+      keySource: "argument",
+      compileCheck: compileArgumentCheck,
+    });
+    expect(hidden.tools).toEqual([]);
+    expect(hidden.hidden[0]?.why).toContain("task");
+  });
+});

@@ -1,0 +1,61 @@
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { callGuardedTool, type GuardedCall } from "@/lib/mcp-gateway/call-guarded-tool";
+import type { TollgateClient, TollgateReply } from "@/lib/mcp-gateway/tollgate-client";
+
+// The gateway's side of a Tollgate outage after the tool acted: it keeps the lease and keeps
+// trying to record the outcome, and gives up only once the lease may belong to someone else.
+const log = pino({ level: "silent" });
+const reply = (status: number, body: Record<string, unknown> = {}, headers: Record<string, string> = {}): TollgateReply => ({ status, headers: new Headers(headers), body });
+
+function fakeTollgate(options: { leaseMs: number; completes: (TollgateReply | Error)[]; heartbeat: () => TollgateReply }) {
+  const calls = { heartbeats: 0, completes: 0 };
+  const now = Date.now();
+  const client: TollgateClient = {
+    claim: async () =>
+      reply(
+        201,
+        { operationId: "op_1", state: "processing", tool: "tickets.create", attempt: { number: 1, fencingToken: "7", leaseExpiresAt: new Date(now + options.leaseMs).toISOString() }, downstreamKey: "dk_1", resultExpiresAt: null },
+        { date: new Date(now).toUTCString() },
+      ),
+    heartbeat: async () => {
+      calls.heartbeats += 1;
+      return options.heartbeat();
+    },
+    complete: async () => {
+      const next = options.completes[Math.min(calls.completes, options.completes.length - 1)]!;
+      calls.completes += 1;
+      if (next instanceof Error) throw next;
+      return next;
+    },
+  };
+  return { client, calls };
+}
+
+const call: GuardedCall = { name: "tickets.create", tollgateTool: "tickets.create", args: { title: "x", idempotencyKey: "k" }, meta: undefined, keyInArguments: true, upstreamHasKey: false, checkArguments: () => undefined };
+const upstream = async () => ({ content: [{ type: "text" as const, text: "opened" }] });
+
+describe("recording an outcome while Tollgate is away", () => {
+  it("keeps trying while heartbeats hold the lease, and records once Tollgate answers", async () => {
+    const tollgate = fakeTollgate({ leaseMs: 3000, completes: [new Error("ECONNREFUSED"), reply(503), new Error("ECONNREFUSED"), reply(200)], heartbeat: () => reply(200) });
+    const result = await callGuardedTool({ tollgate: tollgate.client, callUpstream: upstream, log, completeRetryDelaysMs: [50] }, call);
+    expect(result._meta?.["io.tollgate/operation"]).toMatchObject({ outcome: "succeeded", completed: "recorded" });
+    expect(tollgate.calls.completes).toBe(4);
+  });
+
+  it("gives up once a heartbeat says the lease is gone", async () => {
+    const tollgate = fakeTollgate({ leaseMs: 2000, completes: [new Error("ECONNREFUSED")], heartbeat: () => reply(409, { code: "lease-lost" }) });
+    const result = await callGuardedTool({ tollgate: tollgate.client, callUpstream: upstream, log, completeRetryDelaysMs: [100] }, call);
+    expect(result._meta?.["io.tollgate/operation"]).toMatchObject({ completed: "not-recorded" });
+    expect(tollgate.calls.heartbeats).toBeGreaterThanOrEqual(1);
+  });
+
+  it("gives up when no heartbeat has been confirmed for a whole lease", async () => {
+    const tollgate = fakeTollgate({ leaseMs: 1500, completes: [new Error("ECONNREFUSED")], heartbeat: () => { throw new Error("ECONNREFUSED"); } });
+    const started = Date.now();
+    const result = await callGuardedTool({ tollgate: tollgate.client, callUpstream: upstream, log, completeRetryDelaysMs: [100] }, call);
+    expect(result._meta?.["io.tollgate/operation"]).toMatchObject({ completed: "not-recorded" });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});
