@@ -76,6 +76,8 @@ export function logLevel(): string {
 const mcpGatewayEnvSchema = z.object({
   TOLLGATE_API_KEY: z.string().min(1, "TOLLGATE_API_KEY (an agent key of the tenant) is required"),
   TOLLGATE_URL: z.url().default("http://localhost:3000"),
+  // Sent as the Authorization header to an upstream reached with --upstream-url.
+  TOLLGATE_UPSTREAM_AUTHORIZATION: z.string().min(1).optional(),
 });
 
 export function mcpGatewayEnv(): z.infer<typeof mcpGatewayEnvSchema> {

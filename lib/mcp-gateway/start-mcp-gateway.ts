@@ -1,7 +1,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { callGuardedTool } from "@/lib/mcp-gateway/call-guarded-tool";
@@ -12,8 +14,13 @@ import { gatewayErrorResult } from "@/lib/mcp-gateway/refusal-result";
 import { createTollgateClient } from "@/lib/mcp-gateway/tollgate-client";
 import { createToolRoutes } from "@/lib/mcp-gateway/tool-routes";
 
+// The upstream MCP server: a child process on stdio, or a remote server over Streamable HTTP.
+export type UpstreamServer =
+  | { kind: "stdio"; command: string; args: string[]; env: Record<string, string> }
+  | { kind: "http"; url: URL; authorization?: string };
+
 export type McpGatewayOptions = {
-  upstream: { command: string; args: string[]; env: Record<string, string> };
+  upstream: UpstreamServer;
   tollgateUrl: string;
   apiKey: string;
   toolPrefix: string;
@@ -37,10 +44,11 @@ export class UpstreamStartError extends Error {}
 // completed in Tollgate, so a retried call never becomes a second effect.
 export async function startMcpGateway(options: McpGatewayOptions): Promise<{ closed: Promise<number> }> {
   const upstream = new Client({ name: "tollgate-mcp-gateway", version: "0.1.0" });
+  const upstreamName = options.upstream.kind === "stdio" ? options.upstream.command : options.upstream.url.origin;
   try {
-    await upstream.connect(new StdioClientTransport({ ...options.upstream, stderr: "inherit" }));
+    await upstream.connect(upstreamTransport(options.upstream));
   } catch (error) {
-    throw new UpstreamStartError(`the upstream MCP server (${options.upstream.command}) did not start: ${(error as Error).message}`);
+    throw new UpstreamStartError(`the upstream MCP server (${upstreamName}) did not start: ${(error as Error).message}`);
   }
   const tollgate = createTollgateClient({ baseUrl: options.tollgateUrl, apiKey: options.apiKey, requestTimeoutMs: 10_000 });
   const tools = createToolRoutes({ upstream, toolPrefix: options.toolPrefix, keySource: options.keySource, log: options.log });
@@ -132,8 +140,18 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
     process.once("SIGINT", onSignal);
   });
   await server.connect(new StdioServerTransport());
-  options.log.info({ tollgate: new URL(options.tollgateUrl).origin, upstream: options.upstream.command }, "mcp gateway: ready");
+  options.log.info({ tollgate: new URL(options.tollgateUrl).origin, upstream: upstreamName }, "mcp gateway: ready");
   return { closed };
+}
+
+function upstreamTransport(upstream: UpstreamServer): Transport {
+  if (upstream.kind === "stdio") return new StdioClientTransport({ command: upstream.command, args: upstream.args, env: upstream.env, stderr: "inherit" });
+  // Redirects only within the server's origin (the SDK's default, stated here on purpose): the
+  // credential meant for this server is never sent to another.
+  return new StreamableHTTPClientTransport(upstream.url, {
+    requestInit: upstream.authorization ? { headers: { authorization: upstream.authorization } } : undefined,
+    redirectPolicy: "same-origin",
+  });
 }
 
 function withoutTollgateMeta(meta: Record<string, unknown>): Record<string, unknown> {

@@ -18,11 +18,20 @@ let provider: FakeProvider;
 const gateways: { client: Client; stderr: string[] }[] = [];
 
 
-async function startGateway(options: { flags?: string[]; tollgateUrl?: string } = {}): Promise<{ client: Client; stderr: string[] }> {
+async function startGateway(options: { flags?: string[]; tollgateUrl?: string; env?: Record<string, string> } = {}): Promise<{ client: Client; stderr: string[] }> {
+  const flags = options.flags ?? [];
+  const upstream = flags.includes("--upstream-url") ? [] : ["--", process.execPath, "test/support/mcp-upstream.mjs"];
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--call-timeout", "1", ...(options.flags ?? []), "--", process.execPath, "test/support/mcp-upstream.mjs"],
-    env: { ...(process.env as Record<string, string>), TOLLGATE_URL: options.tollgateUrl ?? app.baseUrl, TOLLGATE_API_KEY: acme.agent, PROVIDER_URL: provider.url, LOG_LEVEL: "info" },
+    args: ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--call-timeout", "1", ...flags, ...upstream],
+    env: {
+      ...(process.env as Record<string, string>),
+      TOLLGATE_URL: options.tollgateUrl ?? app.baseUrl,
+      TOLLGATE_API_KEY: acme.agent,
+      PROVIDER_URL: provider.url,
+      LOG_LEVEL: "info",
+      ...options.env,
+    },
     stderr: "pipe",
   });
   const stderr: string[] = [];
@@ -335,6 +344,29 @@ describe("tollgate mcp-gateway", () => {
     await changed;
     const { tools } = await gateway.client.listTools();
     expect(tools.find((t) => t.name === "tickets.archive")?.inputSchema.required).toEqual(["id", "idempotencyKey"]);
+  });
+
+  it("guards a remote upstream over Streamable HTTP, sending it the configured Authorization", async () => {
+    const remote = spawn(process.execPath, ["test/support/mcp-upstream.mjs", "--http"], {
+      env: { ...process.env, PROVIDER_URL: provider.url, EXPECTED_AUTHORIZATION: "Bearer upstream-secret" },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const port = await new Promise<string>((resolve) => remote.stdout.on("data", (chunk: Buffer) => resolve(/listening (\d+)/.exec(chunk.toString())?.[1] ?? "")));
+      const url = `http://127.0.0.1:${port}/mcp`;
+      const before = provider.effects().length;
+      const viaHttp = await startGateway({ flags: ["--upstream-url", url], env: { TOLLGATE_UPSTREAM_AUTHORIZATION: "Bearer upstream-secret" } });
+      const first = await callTool(viaHttp.client, "tickets.create", { title: "Remote", idempotencyKey: "mcp-remote" });
+      const again = await callTool(viaHttp.client, "tickets.create", { title: "Remote", idempotencyKey: "mcp-remote" });
+      expect(operationMeta(first)).toMatchObject({ outcome: "succeeded" });
+      expect(operationMeta(again)).toMatchObject({ replayed: true, operationId: operationMeta(first).operationId });
+      expect(provider.effects().length - before).toBe(1);
+
+      // Without the credential the remote server answers 401 at its door: the gateway does not start.
+      await expect(startGateway({ flags: ["--upstream-url", url] })).rejects.toThrow();
+    } finally {
+      remote.kill();
+    }
   });
 
   it("logs a digest of each key, never the key", async () => {

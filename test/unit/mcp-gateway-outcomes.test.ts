@@ -1,3 +1,4 @@
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { compileArgumentCheck } from "@/lib/mcp-gateway/check-arguments";
@@ -25,6 +26,14 @@ describe("classifying an upstream call", () => {
     expect(classifyCallError(new McpError(ErrorCode.RequestTimeout, "timed out"))).toMatchObject({ outcome: "unknown", error: { code: "upstream-timeout" } });
     expect(classifyCallError(new McpError(ErrorCode.ConnectionClosed, "closed"))).toMatchObject({ outcome: "unknown", error: { code: "mcp-32000" } });
     expect(classifyCallError(new Error("boom"))).toMatchObject({ outcome: "unknown", error: { code: "upstream-error" } });
+    // A remote upstream that never saw the call: no connection, no such host, turned away at its door.
+    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    expect(classifyCallError(new TypeError("fetch failed", { cause: refused }))).toMatchObject({ outcome: "failed", retryable: true, error: { code: "upstream-unreachable" } });
+    expect(classifyCallError(new StreamableHTTPError(401, "unauthorized"))).toMatchObject({ outcome: "failed", retryable: true });
+    // A reset connection or a 500 may come after the tool acted.
+    const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    expect(classifyCallError(new TypeError("fetch failed", { cause: reset }))).toMatchObject({ outcome: "unknown" });
+    expect(classifyCallError(new StreamableHTTPError(500, "internal"))).toMatchObject({ outcome: "unknown" });
   });
 });
 

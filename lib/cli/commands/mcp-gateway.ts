@@ -3,8 +3,9 @@ import { CliError, parseFlags } from "@/lib/cli/commands/run-command";
 import { logLevel, mcpGatewayEnv, upstreamEnvironment } from "@/lib/env";
 import { startMcpGateway, UpstreamStartError } from "@/lib/mcp-gateway/start-mcp-gateway";
 
-// `tollgate mcp-gateway [flags] -- <upstream command> [args…]`: an MCP server on stdin/stdout
-// for an agent host, in front of the MCP server the command starts. stdout is the protocol
+// `tollgate mcp-gateway [flags] -- <upstream command> [args…]` (or `--upstream-url <url>`): an MCP
+// server on stdin/stdout for an agent host, in front of the MCP server the command starts (or
+// the remote one at the URL, over Streamable HTTP). stdout is the protocol
 // channel, so everything else (logs) goes to stderr.
 export async function mcpGatewayCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
@@ -13,11 +14,20 @@ export async function mcpGatewayCommand(args: string[]): Promise<number> {
       "tool-prefix": { type: "string" },
       "key-source": { type: "string" },
       "call-timeout": { type: "string" },
+      "upstream-url": { type: "string" },
     },
     Number.MAX_SAFE_INTEGER,
   );
   const [command, ...commandArgs] = positionals;
-  if (!command) throw new CliError("the upstream MCP server's command is required after --, e.g. mcp-gateway -- node tickets-server.js");
+  const upstreamUrl = values["upstream-url"];
+  if (!command && !upstreamUrl) throw new CliError("the upstream MCP server is required: a command after -- (mcp-gateway -- node tickets-server.js) or --upstream-url https://…/mcp");
+  if (command && upstreamUrl) throw new CliError("give the upstream MCP server either as a command after -- or as --upstream-url, not both");
+  let url: URL | undefined;
+  if (upstreamUrl) {
+    url = URL.canParse(upstreamUrl) ? new URL(upstreamUrl) : undefined;
+    if (!url || (url.protocol !== "https:" && url.protocol !== "http:")) throw new CliError("--upstream-url must be an http(s) URL");
+    if (url.username || url.password) throw new CliError("--upstream-url must not hold credentials; set TOLLGATE_UPSTREAM_AUTHORIZATION instead");
+  }
   const keySource = values["key-source"] ?? "argument";
   if (keySource !== "argument" && keySource !== "meta") throw new CliError("--key-source must be argument or meta");
   const callTimeoutSeconds = Number(values["call-timeout"] ?? "60");
@@ -30,7 +40,9 @@ export async function mcpGatewayCommand(args: string[]): Promise<number> {
   }
   const log = pino({ level: logLevel(), base: { service: "tollgate-mcp-gateway" }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination(2));
   const gateway = await startMcpGateway({
-    upstream: { command, args: commandArgs, env: upstreamEnvironment() },
+    upstream: url
+      ? { kind: "http", url, authorization: gatewayEnv.TOLLGATE_UPSTREAM_AUTHORIZATION }
+      : { kind: "stdio", command: command!, args: commandArgs, env: upstreamEnvironment() },
     tollgateUrl: gatewayEnv.TOLLGATE_URL,
     apiKey: gatewayEnv.TOLLGATE_API_KEY,
     toolPrefix: values["tool-prefix"] ?? "",

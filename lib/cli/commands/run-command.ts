@@ -18,8 +18,9 @@ export const usage = `Usage: npm run tollgate -- <command>
   worker [--concurrency N]                run the background worker (npm run worker): outbox delivery, lease reaper,
                                           probes, approval expiry, pruning; several may run at once
   migration create <name>                 write the next migration from schema.prisma (developers)
-  mcp-gateway [--tool-prefix p] [--key-source argument|meta] [--call-timeout s] -- <command> [args]
-                                          an MCP server (stdio) in front of the MCP server <command> starts: every tool
+  mcp-gateway [--tool-prefix p] [--key-source argument|meta] [--call-timeout s] (-- <command> [args] | --upstream-url <url>)
+                                          an MCP server (stdio) in front of the MCP server <command> starts (or the one
+                                          at <url>, Streamable HTTP; TOLLGATE_UPSTREAM_AUTHORIZATION): every tool
                                           that is not read-only is claimed and completed in Tollgate
                                           (TOLLGATE_URL, TOLLGATE_API_KEY: an agent key; needs no database)
 
