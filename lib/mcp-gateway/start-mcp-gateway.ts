@@ -40,7 +40,7 @@ const SIGNAL_DRAIN_MS = 15_000;
 export class UpstreamStartError extends Error {}
 
 // An MCP server (stdio, facing the agent host) in front of an upstream MCP server (a child
-// process): read-only tools pass through, every other tool call is claimed, leased and
+// process, or a remote server over Streamable HTTP): read-only tools pass through, every other tool call is claimed, leased and
 // completed in Tollgate, so a retried call never becomes a second effect.
 export async function startMcpGateway(options: McpGatewayOptions): Promise<{ closed: Promise<number> }> {
   const upstream = new Client({ name: "tollgate-mcp-gateway", version: "0.1.0" });
