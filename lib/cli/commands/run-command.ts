@@ -19,9 +19,9 @@ export const usage = `Usage: npm run tollgate -- <command>
                                           probes, approval expiry, pruning; several may run at once
   migration create <name>                 write the next migration from schema.prisma (developers)
   mcp-gateway [--tool-prefix p] [--key-source argument|meta] [--call-timeout s] (-- <command> [args] | --upstream-url <url>)
-                                          an MCP server (stdio) in front of the MCP server <command> starts (or the one
-                                          at <url>, Streamable HTTP; TOLLGATE_UPSTREAM_AUTHORIZATION): every tool
-                                          that is not read-only is claimed and completed in Tollgate
+                                          an MCP server (stdio) in front of an upstream MCP server (the one <command>
+                                          starts, or a remote one over Streamable HTTP: TOLLGATE_UPSTREAM_AUTHORIZATION):
+                                          every tool that is not read-only is claimed and completed in Tollgate
                                           (TOLLGATE_URL, TOLLGATE_API_KEY: an agent key; needs no database)
 
 Without DATABASE_URL every command uses the embedded PostgreSQL under .tollgate/.`;
