@@ -5,8 +5,8 @@ import { startMcpGateway, UpstreamStartError } from "@/lib/mcp-gateway/start-mcp
 
 // `tollgate mcp-gateway [flags] -- <upstream command> [args…]` (or `--upstream-url <url>`): an MCP
 // server on stdin/stdout for an agent host, in front of the MCP server the command starts (or
-// the remote one at the URL, over Streamable HTTP). stdout is the protocol
-// channel, so everything else (logs) goes to stderr.
+// the remote one at the URL, over Streamable HTTP). stdout is the protocol channel, so
+// everything else (logs) goes to stderr.
 export async function mcpGatewayCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(
     args,
