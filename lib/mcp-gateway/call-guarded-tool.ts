@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { logDigest, sha256Hex } from "@/lib/crypto/digest";
 import { classifyCallError, classifyToolResult, type UpstreamVerdict } from "@/lib/mcp-gateway/classify-upstream-outcome";
 import type { ArgumentCheck } from "@/lib/mcp-gateway/guard-tool-list";
-import { holdLease, type HeldLease } from "@/lib/mcp-gateway/hold-lease";
+import { holdLease } from "@/lib/mcp-gateway/hold-lease";
 import { KEY_ARGUMENT, META } from "@/lib/mcp-gateway/meta-keys";
 import { gatewayErrorResult, refusalResult } from "@/lib/mcp-gateway/refusal-result";
 import { replayedResult, resultToStore } from "@/lib/mcp-gateway/stored-result";
@@ -17,8 +17,10 @@ export type GuardedCallOptions = {
   callUpstream: UpstreamCall;
   log: Logger;
   // Pauses between tries of a complete Tollgate did not answer (it is idempotent: the same
-  // complete repeated changes nothing); the last one repeats for as long as the lease is held.
+  // complete repeated changes nothing, and the fencing token makes a late one safe); the last
+  // pause repeats until Tollgate answers or completeRetryLimitMs has passed.
   completeRetryDelaysMs: number[];
+  completeRetryLimitMs: number;
 };
 
 export type GuardedCall = {
@@ -100,34 +102,35 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
   }
   // Held until the outcome is recorded: a lease lapsing while the complete is retried would let a
   // repeat take the operation over (with takeover `deduplicated`) and run the tool again.
-  const completed = await complete(options, granted.operationId, granted.attempt.fencingToken, verdict, lease).finally(lease.stop);
+  const completed = await complete(options, granted.operationId, granted.attempt.fencingToken, verdict).finally(lease.stop);
   options.log.info({ ...context, ...attempt, outcome: verdict.outcome, completed }, "mcp gateway: tool call completed");
   return answer(verdict, { ...attempt, replayed: false, completed });
 }
 
-async function complete(options: GuardedCallOptions, operationId: string, fencingToken: string, verdict: UpstreamVerdict, lease: HeldLease): Promise<string> {
+async function complete(options: GuardedCallOptions, operationId: string, fencingToken: string, verdict: UpstreamVerdict): Promise<string> {
   const body: Record<string, unknown> = { fencingToken, outcome: verdict.outcome };
   if (verdict.outcome !== "succeeded") body.error = verdict.error;
   if (verdict.outcome === "failed" && verdict.retryable) body.retryable = true;
   if (verdict.outcome !== "unknown" && verdict.result) body.result = resultToStore(verdict.result, verdict.outcome);
+  const giveUpAt = Date.now() + options.completeRetryLimitMs;
   for (let tryIndex = 0; ; tryIndex += 1) {
     try {
       const reply = await options.tollgate.complete(operationId, body);
       if (reply.status === 200) return "recorded";
       if (reply.status < 500) {
-        // lease-lost / already-resolved: the operation's state says what Tollgate decided; the
-        // caller still gets what the tool answered this time.
+        // lease-lost (another attempt took over) / already-resolved (a webhook or an operator got
+        // there first): Tollgate's record stands; the caller still gets what the tool answered.
         options.log.warn({ operationId, status: reply.status, code: reply.body.code }, "mcp gateway: complete refused");
         return typeof reply.body.code === "string" ? reply.body.code : `http-${reply.status}`;
       }
     } catch (error) {
       options.log.warn({ operationId, err: (error as Error).message }, "mcp gateway: complete failed");
     }
-    // Tollgate restarting or unreachable: keep trying while the lease is ours. Once it may have
-    // lapsed, another attempt may own the operation (with takeover `never` it becomes unknown for
-    // an operator; with `deduplicated` the provider dedupes on the downstream key).
-    if (lease.lapsed()) {
-      options.log.error({ operationId }, "mcp gateway: could not record the outcome before the lease lapsed");
+    // Tollgate restarting or unreachable. Tollgate takes a late complete until another attempt
+    // takes over, so keep trying; past the limit the lease is let go and the tool's takeover
+    // policy decides (`never`: unknown, for an operator), as for a crashed executor.
+    if (Date.now() >= giveUpAt) {
+      options.log.error({ operationId }, "mcp gateway: could not record the outcome; letting the lease go");
       return "not-recorded";
     }
     const delays = options.completeRetryDelaysMs;

@@ -25,18 +25,37 @@ export function classifyToolResult(result: CallToolResult): UpstreamVerdict {
   return { outcome: "unknown", error, result };
 }
 
-// A remote upstream that could not be reached (no connection, no such host) or turned the request
-// away at its door (a redirect, 401, 403) never saw the call.
+// A remote upstream that could not be reached (no connection, no route, no such host, a TLS
+// certificate refused) or that turned the request away before its MCP layer read it (a session it
+// no longer knows, a temporary redirect of the POST, 401/403, a request its transport refused)
+// never saw the call. Not 301/302/303: a 303 to a POST usually means "done, see there".
+const NOT_RECEIVED_STATUSES = new Set([307, 308, 400, 401, 403, 404, 405, 406, 413, 415]);
+const NOT_CONNECTED_CODES = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "CERT_HAS_EXPIRED",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+]);
+
 function neverReceived(error: unknown): boolean {
-  if (error instanceof StreamableHTTPError) {
-    const status = error.code ?? 0;
-    return status === 401 || status === 403 || (status >= 300 && status < 400);
-  }
+  if (error instanceof StreamableHTTPError) return NOT_RECEIVED_STATUSES.has(error.code ?? 0);
   for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
-    const code = (cause as { code?: unknown }).code;
-    if (code === "ECONNREFUSED" || code === "ENOTFOUND" || code === "EAI_AGAIN") return true;
+    if (NOT_CONNECTED_CODES.has(String((cause as { code?: unknown }).code))) return true;
   }
   return false;
+}
+
+// The remote upstream no longer knows the gateway's session (it restarted): every later call
+// would fail the same way, so the gateway stops and the host starts it again.
+export function sessionLost(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
 }
 
 // Only "no such method" proves the tool did not run. Not InvalidParams: the SDK's server also

@@ -1,12 +1,7 @@
 import type { Logger } from "pino";
 import type { TollgateClient } from "@/lib/mcp-gateway/tollgate-client";
 
-export type HeldLease = {
-  // True once the lease is gone for sure (a heartbeat got 409) or may be gone (no heartbeat has
-  // been confirmed for a whole lease): past that point another attempt may own the operation.
-  lapsed: () => boolean;
-  stop: () => void;
-};
+export type HeldLease = { stop: () => void };
 
 // Heartbeats while the upstream tool runs and until its outcome is recorded, a third of the
 // lease apart, so a slow tool keeps its lease and a gateway that dies loses it (then the tool's
@@ -26,24 +21,20 @@ export function holdLease(options: {
 }): HeldLease {
   const leaseMs = Date.parse(options.leaseExpiresAt) - options.tollgateNow;
   const everyMs = Math.max(250, Math.floor((leaseMs - 1000) / 3));
-  let confirmedAt = Date.now();
-  let lost = false;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
   const beat = async () => {
-    const sentAt = Date.now();
     try {
       // A heartbeat that hangs must not outlast the next one's turn: with a short lease, one
       // stuck request would let the lease lapse.
       const reply = await options.tollgate.heartbeat(options.operationId, options.fencingToken, Math.min(10_000, everyMs));
-      if (reply.status === 200) confirmedAt = sentAt;
-      else if (reply.status === 409) {
-        lost = true;
+      if (reply.status === 409) {
         // After stop() a 409 is the recorded outcome itself (the operation left `processing`).
         if (!stopped) options.log.warn({ operationId: options.operationId, code: reply.body.code }, "mcp gateway: lease lost");
         return;
-      } else options.log.warn({ operationId: options.operationId, status: reply.status }, "mcp gateway: heartbeat refused");
+      }
+      if (reply.status !== 200) options.log.warn({ operationId: options.operationId, status: reply.status }, "mcp gateway: heartbeat refused");
     } catch (error) {
       options.log.warn({ operationId: options.operationId, err: (error as Error).message }, "mcp gateway: heartbeat failed; trying again");
     }
@@ -52,7 +43,6 @@ export function holdLease(options: {
   timer = setTimeout(beat, everyMs);
 
   return {
-    lapsed: () => lost || Date.now() > confirmedAt + leaseMs,
     stop: () => {
       stopped = true;
       clearTimeout(timer);

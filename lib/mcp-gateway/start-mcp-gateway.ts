@@ -7,7 +7,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { callGuardedTool } from "@/lib/mcp-gateway/call-guarded-tool";
-import { NotSentError } from "@/lib/mcp-gateway/classify-upstream-outcome";
+import { NotSentError, sessionLost } from "@/lib/mcp-gateway/classify-upstream-outcome";
 import type { KeySource } from "@/lib/mcp-gateway/guard-tool-list";
 import { KEY_ARGUMENT, META } from "@/lib/mcp-gateway/meta-keys";
 import { gatewayErrorResult } from "@/lib/mcp-gateway/refusal-result";
@@ -36,6 +36,8 @@ const INSTRUCTIONS =
 
 // How long a stopping gateway waits for calls in flight to record their outcomes.
 const SIGNAL_DRAIN_MS = 15_000;
+// How long a call keeps trying to record its outcome while Tollgate does not answer.
+const COMPLETE_RETRY_LIMIT_MS = 5 * 60_000;
 
 export class UpstreamStartError extends Error {}
 
@@ -45,8 +47,10 @@ export class UpstreamStartError extends Error {}
 export async function startMcpGateway(options: McpGatewayOptions): Promise<{ closed: Promise<number> }> {
   const upstream = new Client({ name: "tollgate-mcp-gateway", version: "0.1.0" });
   const upstreamName = options.upstream.kind === "stdio" ? options.upstream.command : options.upstream.url.origin;
+  const transport = upstreamTransport(options.upstream);
+  const upstreamHttp = transport instanceof StreamableHTTPClientTransport ? transport : undefined;
   try {
-    await upstream.connect(upstreamTransport(options.upstream));
+    await upstream.connect(transport);
   } catch (error) {
     throw new UpstreamStartError(`the upstream MCP server (${upstreamName}) did not start: ${(error as Error).message}`);
   }
@@ -57,6 +61,10 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
   // and answer before it closes. `closing`: no new call starts, and none is sent upstream.
   const inFlight = new Set<Promise<unknown>>();
   let closing = false;
+  // The upstream is gone (its process exited, or a remote one lost our session): calls in flight
+  // end (recorded unknown, or failed when never sent), new ones are refused, and the gateway
+  // exits 1 so the host starts it again. Set once the shutdown paths below exist.
+  let upstreamLost: (why: string) => void = () => undefined;
   // Resolves after the calls' answers are written: the SDK writes an answer a few microtasks
   // after its handler settles, hence setImmediate (stdout is a pipe: written synchronously).
   const drain = (limitMs: number) =>
@@ -84,7 +92,12 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
   // guarded call is granted, its outcome has to be recorded whether or not the caller listens.
   const callUpstream = async (params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> }) => {
     if (closing) throw new NotSentError("the gateway was stopping; the call was not sent");
-    return upstream.request({ method: "tools/call", params }, CallToolResultSchema, { timeout: options.callTimeoutMs });
+    try {
+      return await upstream.request({ method: "tools/call", params }, CallToolResultSchema, { timeout: options.callTimeoutMs });
+    } catch (error) {
+      if (sessionLost(error)) upstreamLost("the remote MCP server no longer knows the gateway's session (it restarted?)");
+      throw error;
+    }
   };
 
   const handleCall = async (params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }): Promise<CallToolResult> => {
@@ -93,7 +106,7 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
     if (!route) return gatewayErrorResult(`The tool "${name}" is not available through the Tollgate gateway. Nothing was done.`);
     if (route.kind === "pass-through") return callUpstream({ name, arguments: args, ...(meta ? { _meta: withoutTollgateMeta(meta) } : {}) });
     return callGuardedTool(
-      { tollgate, callUpstream, log: options.log, completeRetryDelaysMs: [250, 500, 1000, 2000, 4000] },
+      { tollgate, callUpstream, log: options.log, completeRetryDelaysMs: [250, 500, 1000, 2000, 4000], completeRetryLimitMs: COMPLETE_RETRY_LIMIT_MS },
       { name, tollgateTool: route.tollgateTool, args, meta, keyInArguments: route.keyInArguments, upstreamHasKey: route.upstreamHasKey, checkArguments: route.checkArguments },
     );
   };
@@ -105,36 +118,44 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
     return call.finally(() => inFlight.delete(call));
   });
 
+  // Errors the transport reports outside any call (a dropped SSE stream): the status only.
+  upstream.onerror = (error) => options.log.warn({ err: error.message.slice(0, 200) }, "mcp gateway: upstream transport error");
+
   const closed = new Promise<number>((resolve) => {
     let code = 0;
     let upstreamClosedByUs = false;
-    const closeUpstream = () => {
+    const closeUpstream = async () => {
       closing = true;
       upstreamClosedByUs = true;
-      return upstream.close();
+      // A remote server is told the session ended; best effort.
+      if (upstreamHttp) await upstreamHttp.terminateSession().catch(() => undefined);
+      await upstream.close();
     };
     server.onclose = () => {
       void closeUpstream().finally(() => resolve(code));
     };
-    upstream.onclose = () => {
+    upstreamLost = (why) => {
+      if (closing) return;
       closing = true;
-      if (upstreamClosedByUs) return;
       code = 1;
-      options.log.error("mcp gateway: the upstream MCP server exited");
-      // Calls in flight fail at once (the connection is gone) and record `unknown`.
+      options.log.error(`mcp gateway: ${why}`);
       void drain(options.callTimeoutMs + 60_000).then(() => server.close());
+    };
+    upstream.onclose = () => {
+      if (!upstreamClosedByUs) upstreamLost("the upstream MCP server exited");
     };
     // MCP's stdio shutdown: the host closes our stdin and waits for us to exit (the SDK's
     // transport does not watch for it). Calls in flight finish first: closing the upstream would
     // kill a tool mid-call and leave its operation unknown for nothing.
     process.stdin.once("end", () => void drain(options.callTimeoutMs + 60_000).then(() => server.close()));
-    // A host that does not wait (the SDK's client sends SIGTERM 2 s after closing stdin): stop the
-    // upstream, so calls in flight end now and record `unknown`, then leave.
+    // A host that does not wait (the SDK's client sends SIGTERM 2 s after closing stdin). A child
+    // process is stopped, so calls in flight end now and record `unknown`. A remote tool keeps
+    // running whatever we do, so its calls get the drain's time to answer first.
     const onSignal = (signal: NodeJS.Signals) => {
       options.log.warn({ signal, inFlight: inFlight.size }, "mcp gateway: stopping");
-      void closeUpstream()
-        .then(() => drain(SIGNAL_DRAIN_MS))
-        .finally(() => void server.close());
+      closing = true;
+      const stopped = upstreamHttp ? drain(SIGNAL_DRAIN_MS).then(closeUpstream) : closeUpstream().then(() => drain(SIGNAL_DRAIN_MS));
+      void stopped.finally(() => void server.close());
     };
     process.once("SIGTERM", onSignal);
     process.once("SIGINT", onSignal);

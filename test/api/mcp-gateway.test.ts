@@ -364,6 +364,15 @@ describe("tollgate mcp-gateway", () => {
 
       // Without the credential the remote server answers 401 at its door: the gateway does not start.
       await expect(startGateway({ flags: ["--upstream-url", url] })).rejects.toThrow();
+      // The credential never goes to a remote server over plain http.
+      const cleartext = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--upstream-url", "http://tickets.example/mcp"], {
+        env: { ...process.env, TOLLGATE_API_KEY: acme.agent, TOLLGATE_UPSTREAM_AUTHORIZATION: "Bearer upstream-secret" },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let refusal = "";
+      cleartext.stderr.on("data", (chunk: Buffer) => (refusal += chunk.toString()));
+      expect(await new Promise((resolve) => cleartext.once("exit", resolve))).toBe(2);
+      expect(refusal).toContain("must be https");
     } finally {
       remote.kill();
     }

@@ -2,7 +2,7 @@ import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { compileArgumentCheck } from "@/lib/mcp-gateway/check-arguments";
-import { classifyCallError, classifyToolResult, NotSentError } from "@/lib/mcp-gateway/classify-upstream-outcome";
+import { classifyCallError, classifyToolResult, NotSentError, sessionLost } from "@/lib/mcp-gateway/classify-upstream-outcome";
 import { guardToolList } from "@/lib/mcp-gateway/guard-tool-list";
 import { MAX_STORED_RESULT_BYTES, resultToStore } from "@/lib/mcp-gateway/stored-result";
 
@@ -34,6 +34,13 @@ describe("classifying an upstream call", () => {
     const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
     expect(classifyCallError(new TypeError("fetch failed", { cause: reset }))).toMatchObject({ outcome: "unknown" });
     expect(classifyCallError(new StreamableHTTPError(500, "internal"))).toMatchObject({ outcome: "unknown" });
+    // A 303 to a POST usually means "done, see there"; a 404 is a session the server forgot.
+    expect(classifyCallError(new StreamableHTTPError(303, "see other"))).toMatchObject({ outcome: "unknown" });
+    expect(classifyCallError(new StreamableHTTPError(404, "Session not found"))).toMatchObject({ outcome: "failed", retryable: true });
+    expect(sessionLost(new StreamableHTTPError(404, "Session not found"))).toBe(true);
+    expect(sessionLost(new StreamableHTTPError(500, "internal"))).toBe(false);
+    const certificate = Object.assign(new Error("certificate has expired"), { code: "CERT_HAS_EXPIRED" });
+    expect(classifyCallError(new TypeError("fetch failed", { cause: certificate }))).toMatchObject({ outcome: "failed", retryable: true });
   });
 });
 

@@ -38,6 +38,11 @@ export async function mcpGatewayCommand(args: string[]): Promise<number> {
   } catch (error) {
     throw new CliError((error as Error).message);
   }
+  // The upstream's credential never crosses a network in clear text.
+  const loopback = url && ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  if (url?.protocol === "http:" && !loopback && gatewayEnv.TOLLGATE_UPSTREAM_AUTHORIZATION) {
+    throw new CliError("--upstream-url must be https when TOLLGATE_UPSTREAM_AUTHORIZATION is set (http only on localhost)");
+  }
   const log = pino({ level: logLevel(), base: { service: "tollgate-mcp-gateway" }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination(2));
   const gateway = await startMcpGateway({
     upstream: url
@@ -52,5 +57,7 @@ export async function mcpGatewayCommand(args: string[]): Promise<number> {
   }).catch((error: unknown) => {
     throw error instanceof UpstreamStartError ? new CliError(error.message) : error;
   });
-  return gateway.closed;
+  // Exit once closed, even if a call is still retrying its complete against an unreachable
+  // Tollgate: the host has let go, and the lease then lapses as for any stopped executor.
+  process.exit(await gateway.closed);
 }
