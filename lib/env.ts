@@ -44,15 +44,16 @@ const egressAllowSchema = z
 
 export type Env = z.infer<typeof envSchema>;
 
+function invalidEnvironment(issues: z.core.$ZodIssue[]): Error {
+  return new Error(`Invalid environment:\n${issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+}
+
 let cached: Env | undefined;
 
 export function env(): Env {
   if (!cached) {
     const parsed = envSchema.safeParse(process.env);
-    if (!parsed.success) {
-      const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
-      throw new Error(`Invalid environment:\n${lines.join("\n")}`);
-    }
+    if (!parsed.success) throw invalidEnvironment(parsed.error.issues);
     cached = parsed.data;
   }
   return cached;
@@ -82,7 +83,7 @@ const mcpGatewayEnvSchema = z.object({
 
 export function mcpGatewayEnv(): z.infer<typeof mcpGatewayEnvSchema> {
   const parsed = mcpGatewayEnvSchema.safeParse(process.env);
-  if (!parsed.success) throw new Error(`Invalid environment:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+  if (!parsed.success) throw invalidEnvironment(parsed.error.issues);
   return parsed.data;
 }
 

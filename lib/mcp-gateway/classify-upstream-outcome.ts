@@ -70,7 +70,7 @@ export function classifyCallError(error: unknown): UpstreamVerdict {
   return { outcome: "unknown", error: { code: error instanceof McpError ? `mcp${error.code}` : "upstream-error", message } };
 }
 
-export function textOf(result: CallToolResult): string {
+function textOf(result: CallToolResult): string {
   const texts = result.content.flatMap((part) => (part.type === "text" ? [part.text] : []));
   return (texts.join("\n") || "the tool reported an error").slice(0, 4000);
 }

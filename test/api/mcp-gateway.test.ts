@@ -18,12 +18,17 @@ let provider: FakeProvider;
 const gateways: { client: Client; stderr: string[] }[] = [];
 
 
+// node's arguments for the gateway (under tsx's loader: one process, not tsx's two) and for the
+// test upstream server (plain JavaScript).
+const GATEWAY = ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway"];
+const UPSTREAM = ["--", process.execPath, "test/support/mcp-upstream.mjs"];
+
 async function startGateway(options: { flags?: string[]; tollgateUrl?: string; env?: Record<string, string> } = {}): Promise<{ client: Client; stderr: string[] }> {
   const flags = options.flags ?? [];
-  const upstream = flags.includes("--upstream-url") ? [] : ["--", process.execPath, "test/support/mcp-upstream.mjs"];
+  const upstream = flags.includes("--upstream-url") ? [] : UPSTREAM;
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--call-timeout", "1", ...flags, ...upstream],
+    args: [...GATEWAY, "--call-timeout", "1", ...flags, ...upstream],
     env: {
       ...(process.env as Record<string, string>),
       TOLLGATE_URL: options.tollgateUrl ?? app.baseUrl,
@@ -46,7 +51,7 @@ async function startGateway(options: { flags?: string[]; tollgateUrl?: string; e
 // The gateway as a host sees it on the wire: JSON-RPC lines on stdin and stdout, so a test can
 // close stdin or signal the process while a call is in flight and read its exit code.
 async function startRawGateway() {
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--", process.execPath, "test/support/mcp-upstream.mjs"], {
+  const child = spawn(process.execPath, [...GATEWAY, ...UPSTREAM], {
     env: { ...process.env, TOLLGATE_URL: app.baseUrl, TOLLGATE_API_KEY: acme.agent, PROVIDER_URL: provider.url },
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -365,7 +370,7 @@ describe("tollgate mcp-gateway", () => {
       // Without the credential the remote server answers 401 at its door: the gateway does not start.
       await expect(startGateway({ flags: ["--upstream-url", url] })).rejects.toThrow();
       // The credential never goes to a remote server over plain http.
-      const cleartext = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "mcp-gateway", "--upstream-url", "http://tickets.example/mcp"], {
+      const cleartext = spawn(process.execPath, [...GATEWAY, "--upstream-url", "http://tickets.example/mcp"], {
         env: { ...process.env, TOLLGATE_API_KEY: acme.agent, TOLLGATE_UPSTREAM_AUTHORIZATION: "Bearer upstream-secret" },
         stdio: ["ignore", "ignore", "pipe"],
       });
