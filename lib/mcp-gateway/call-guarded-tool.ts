@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { logDigest, sha256Hex } from "@/lib/crypto/digest";
 import { classifyCallError, classifyToolResult, type UpstreamVerdict } from "@/lib/mcp-gateway/classify-upstream-outcome";
@@ -10,7 +10,10 @@ import { replayedResult, resultToStore } from "@/lib/mcp-gateway/stored-result";
 import type { TollgateClient, TollgateReply } from "@/lib/mcp-gateway/tollgate-client";
 import { claimCreatedSchema, replaySchema } from "@/lib/operations/operation-schemas";
 
-export type UpstreamCall = (params: { name: string; arguments: Record<string, unknown>; _meta: Record<string, unknown> }) => Promise<CallToolResult>;
+export type UpstreamCall = (
+  params: { name: string; arguments: Record<string, unknown>; _meta: Record<string, unknown> },
+  onProgress?: (progress: Progress) => void,
+) => Promise<CallToolResult>;
 
 export type GuardedCallOptions = {
   tollgate: TollgateClient;
@@ -31,6 +34,8 @@ export type GuardedCall = {
   keyInArguments: boolean;
   upstreamHasKey: boolean;
   checkArguments: ArgumentCheck;
+  // The host asked for progress: the upstream tool's progress notifications are passed on.
+  onProgress?: (progress: Progress) => void;
 };
 
 // One tool call through Tollgate: claim under the caller's key; only a granted claim (201) calls
@@ -95,7 +100,10 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
   });
   let verdict: UpstreamVerdict;
   try {
-    const result = await options.callUpstream({ name: call.name, arguments: args, _meta: { [META.downstreamKey]: granted.downstreamKey, [META.operation]: attempt } });
+    const result = await options.callUpstream(
+      { name: call.name, arguments: args, _meta: { [META.downstreamKey]: granted.downstreamKey, [META.operation]: attempt } },
+      call.onProgress,
+    );
     verdict = classifyToolResult(result);
   } catch (error) {
     verdict = classifyCallError(error);

@@ -4,7 +4,14 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { CallToolRequestSchema, CallToolResultSchema, ListToolsRequestSchema, ToolListChangedNotificationSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ListToolsRequestSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Progress,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { callGuardedTool } from "@/lib/mcp-gateway/call-guarded-tool";
 import { NotSentError, sessionLost } from "@/lib/mcp-gateway/classify-upstream-outcome";
@@ -38,6 +45,9 @@ const INSTRUCTIONS =
 const SIGNAL_DRAIN_MS = 15_000;
 // How long a call keeps trying to record its outcome while Tollgate does not answer.
 const COMPLETE_RETRY_LIMIT_MS = 5 * 60_000;
+// The longest a tool call may run while it keeps reporting progress (each report restarts the
+// call timeout); past it the outcome is recorded unknown like any other timeout.
+const MAX_CALL_MS = 60 * 60_000;
 
 export class UpstreamStartError extends Error {}
 
@@ -90,30 +100,50 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
   // The gateway's own timeout makes the SDK send notifications/cancelled upstream; the outcome
   // stays unknown all the same. The agent's cancellation is deliberately not passed on: once a
   // guarded call is granted, its outcome has to be recorded whether or not the caller listens.
-  const callUpstream = async (params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> }) => {
+  // Progress is always asked of the upstream (under the SDK's own token) and every report restarts
+  // the timeout, which so measures the tool's silence: a long tool that says it is working is not
+  // recorded unknown for it. The host gets the reports only if it asked for them.
+  const callUpstream = async (
+    params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> },
+    onProgress?: (progress: Progress) => void,
+  ) => {
     if (closing) throw new NotSentError("the gateway was stopping; the call was not sent");
     try {
-      return await upstream.request({ method: "tools/call", params }, CallToolResultSchema, { timeout: options.callTimeoutMs });
+      return await upstream.request({ method: "tools/call", params }, CallToolResultSchema, {
+        timeout: options.callTimeoutMs,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: Math.max(options.callTimeoutMs, MAX_CALL_MS),
+        onprogress: (progress) => onProgress?.(progress),
+      });
     } catch (error) {
       if (sessionLost(error)) upstreamLost("the remote MCP server no longer knows the gateway's session (it restarted?)");
       throw error;
     }
   };
 
-  const handleCall = async (params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }): Promise<CallToolResult> => {
+  const handleCall = async (
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
+    onProgress: ((progress: Progress) => void) | undefined,
+  ): Promise<CallToolResult> => {
     const { name, arguments: args = {}, _meta: meta } = params;
     const route = await tools.route(name);
     if (!route) return gatewayErrorResult(`The tool "${name}" is not available through the Tollgate gateway. Nothing was done.`);
-    if (route.kind === "pass-through") return callUpstream({ name, arguments: args, ...(meta ? { _meta: withoutTollgateMeta(meta) } : {}) });
+    if (route.kind === "pass-through") return callUpstream({ name, arguments: args, ...(meta ? { _meta: forwardedMeta(meta) } : {}) }, onProgress);
     return callGuardedTool(
       { tollgate, callUpstream, log: options.log, completeRetryDelaysMs: [250, 500, 1000, 2000, 4000], completeRetryLimitMs: COMPLETE_RETRY_LIMIT_MS },
-      { name, tollgateTool: route.tollgateTool, args, meta, keyInArguments: route.keyInArguments, upstreamHasKey: route.upstreamHasKey, checkArguments: route.checkArguments },
+      { name, tollgateTool: route.tollgateTool, args, meta, keyInArguments: route.keyInArguments, upstreamHasKey: route.upstreamHasKey, checkArguments: route.checkArguments, onProgress },
     );
   };
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     if (closing) return gatewayErrorResult("The Tollgate gateway is stopping (or its tool server exited), so nothing was done. Repeat the same call with the same idempotency key once it runs again.");
-    const call = handleCall(request.params);
+    // The host's token, on the upstream's reports; a report the host cannot take is dropped.
+    const progressToken = request.params._meta?.progressToken;
+    const onProgress =
+      progressToken === undefined
+        ? undefined
+        : (progress: Progress) => void extra.sendNotification({ method: "notifications/progress", params: { ...progress, progressToken } }).catch(() => undefined);
+    const call = handleCall(request.params, onProgress);
     inFlight.add(call);
     return call.finally(() => inFlight.delete(call));
   });
@@ -175,6 +205,8 @@ function upstreamTransport(upstream: UpstreamServer): Transport {
   });
 }
 
-function withoutTollgateMeta(meta: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(meta).filter(([key]) => !Object.values(META).includes(key as never)));
+// A pass-through call's _meta, less Tollgate's keys and the host's progress token (the upstream
+// reports progress to the gateway under the SDK's own token, which the gateway passes on).
+function forwardedMeta(meta: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(meta).filter(([key]) => key !== "progressToken" && !Object.values(META).includes(key as never)));
 }

@@ -93,7 +93,7 @@ beforeAll(async () => {
   app = await startTestApp();
   acme = await seedTenant(app.db, "acme");
   provider = await startFakeProvider();
-  for (const name of ["tickets.create", "tickets.slow", "tickets.refused", "tickets.vague", "tickets.crash", "tickets.keyed"]) await createTool(app.baseUrl, [acme], {}, name);
+  for (const name of ["tickets.create", "tickets.slow", "tickets.refused", "tickets.vague", "tickets.crash", "tickets.keyed", "tickets.progress"]) await createTool(app.baseUrl, [acme], {}, name);
   await createTool(app.baseUrl, [acme], { policy: { approval: "required" } }, "payments.refund");
   await createTool(app.baseUrl, [acme], { policy: { leaseSeconds: 1 } }, "tickets.steady");
   gateway = await startGateway();
@@ -261,6 +261,28 @@ describe("tollgate mcp-gateway", () => {
     const read = await callTool(gateway.client, "tickets.count", {});
     expect(text(read)).toMatch(/^read \d+$/);
     expect(await app.db.operation.count({ where: { tenantId: acme.tenantId } })).toBe(count);
+  });
+
+  it("passes the tool's progress on to a host that asked, and a tool reporting progress outlives the call timeout", async () => {
+    // tickets.progress takes 1.8 s against the gateway's 1 s timeout, never 1 s silent.
+    const before = provider.effects().length;
+    const reports: { progress: number; total?: number; message?: string }[] = [];
+    const params = { name: "tickets.progress", arguments: { title: "Step by step", idempotencyKey: "mcp-progress" } };
+    const done = await gateway.client.request({ method: "tools/call", params }, CallToolResultSchema, { timeout: 30_000, onprogress: (p) => reports.push(p) });
+    expect(reports).toEqual([1, 2, 3].map((step) => ({ progress: step, total: 3, message: `step ${step}` })));
+    expect(operationMeta(done)).toMatchObject({ outcome: "succeeded", completed: "recorded" });
+    // A host that did not ask gets no reports, and the upstream's keep the call alive all the same.
+    const quiet = await callTool(gateway.client, "tickets.progress", { title: "Quietly", idempotencyKey: "mcp-progress-quiet" });
+    expect(operationMeta(quiet)).toMatchObject({ outcome: "succeeded", completed: "recorded" });
+    expect(provider.effects().length - before).toBe(2);
+    // A read-only tool's progress reaches the host too.
+    const scanned: number[] = [];
+    const scan = await gateway.client.request({ method: "tools/call", params: { name: "tickets.scan", arguments: {} } }, CallToolResultSchema, {
+      timeout: 30_000,
+      onprogress: (p) => scanned.push(p.progress),
+    });
+    expect(text(scan)).toBe("scanned");
+    expect(scanned).toEqual([1, 2]);
   });
 
   it("calls nothing when Tollgate cannot be reached or does not know the tool", async () => {

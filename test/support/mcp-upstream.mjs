@@ -20,6 +20,20 @@ async function createEffect(downstreamKey, body) {
   return await res.json();
 }
 
+// Progress the way a long tool reports it, if the caller asked (a progressToken in _meta): a
+// report as each 600 ms step starts. (Not one right before the answer: the SDK handles a
+// notification a microtask after the message, but a response at once, so a client may drop a
+// report that arrives just before the answer.)
+async function reportProgress(extra, steps) {
+  for (let step = 1; step <= steps; step += 1) {
+    const progressToken = extra._meta?.progressToken;
+    if (progressToken !== undefined) {
+      await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: step, total: steps, message: `step ${step}` } });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 600));
+  }
+}
+
 function createServer() {
   const server = new McpServer({ name: "test-upstream", version: "1.0.0" }, { instructions: "Upstream instructions." });
   server.registerTool(
@@ -49,6 +63,19 @@ function createServer() {
     const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     return { content: [{ type: "text", text: `opened ${effect.id} slowly` }] };
+  });
+
+  // Three 600 ms steps, each reported, then acts: 1.8 s in all, longer than the gateway's
+  // one-second call timeout but never that long silent.
+  server.registerTool("tickets.progress", { inputSchema: { title: z.string() } }, async ({ title }, extra) => {
+    await reportProgress(extra, 3);
+    const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
+    return { content: [{ type: "text", text: `opened ${effect.id} after 3 steps` }] };
+  });
+
+  server.registerTool("tickets.scan", { annotations: { readOnlyHint: true } }, async (extra) => {
+    await reportProgress(extra, 2);
+    return { content: [{ type: "text", text: "scanned" }] };
   });
 
   // Acts, then the server dies before answering.
