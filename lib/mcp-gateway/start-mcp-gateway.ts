@@ -148,8 +148,14 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
     return call.finally(() => inFlight.delete(call));
   });
 
-  // Errors the transport reports outside any call (a dropped SSE stream): the status only.
-  upstream.onerror = (error) => options.log.warn({ err: error.message.slice(0, 200) }, "mcp gateway: upstream transport error");
+  // Errors the transport reports outside any call (a dropped SSE stream): the status only. A
+  // progress report for a call that already ended is routine, not a fault: the SDK handles a
+  // notification a microtask after a response, so a report sent just before the answer lands
+  // after it (and one after a timeout arrives late by nature).
+  upstream.onerror = (error) => {
+    const late = error.message.startsWith("Received a progress notification for an unknown token");
+    options.log[late ? "debug" : "warn"]({ err: error.message.slice(0, 200) }, late ? "mcp gateway: late progress report dropped" : "mcp gateway: upstream transport error");
+  };
 
   const closed = new Promise<number>((resolve) => {
     let code = 0;

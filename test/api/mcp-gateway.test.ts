@@ -282,7 +282,9 @@ describe("tollgate mcp-gateway", () => {
       onprogress: (p) => scanned.push(p.progress),
     });
     expect(text(scan)).toBe("scanned");
-    expect(scanned).toEqual([1, 2]);
+    expect(scanned.slice(0, 2)).toEqual([1, 2]);
+    // Its last report came right before the answer and may have been dropped, without alarm.
+    expect(gateway.stderr.join("")).not.toContain("upstream transport error");
   });
 
   it("calls nothing when Tollgate cannot be reached or does not know the tool", async () => {

@@ -73,8 +73,11 @@ function createServer() {
     return { content: [{ type: "text", text: `opened ${effect.id} after 3 steps` }] };
   });
 
+  // Two reported steps, then a last report right before the answer (which a client may drop).
   server.registerTool("tickets.scan", { annotations: { readOnlyHint: true } }, async (extra) => {
     await reportProgress(extra, 2);
+    const progressToken = extra._meta?.progressToken;
+    if (progressToken !== undefined) await extra.sendNotification({ method: "notifications/progress", params: { progressToken, progress: 3, message: "done" } });
     return { content: [{ type: "text", text: "scanned" }] };
   });
 
