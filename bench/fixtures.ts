@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import type pg from "pg";
 import { sha256Hex } from "@/lib/crypto/digest";
-import { newId } from "@/lib/crypto/ids";
+import { newOperationId } from "@/lib/crypto/ids";
 import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 import { downstreamKey } from "@/lib/operations/downstream-key";
 import { fingerprint } from "@/lib/operations/fingerprint";
@@ -25,7 +25,7 @@ export const CLAIM_ARGS = { to: "customer@example.com", amount: 4200, currency: 
 
 export function claimParams(world: BenchWorld, secret: string, idempotencyKey: string): unknown[] {
   const args = CLAIM_ARGS;
-  const operationId = newId("op");
+  const operationId = newOperationId();
   return [
     world.tenantId,
     world.agent.id,

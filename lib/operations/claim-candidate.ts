@@ -1,4 +1,4 @@
-import { newId } from "@/lib/crypto/ids";
+import { newOperationId } from "@/lib/crypto/ids";
 import { downstreamKey } from "@/lib/operations/downstream-key";
 
 // A claim sends tollgate_claim the id and downstream key the operation gets *if* this claim
@@ -20,7 +20,7 @@ export function takeClaimCandidate(tenantId: string, secret: string): ClaimCandi
   spare.delete(tenantId);
   // The key is derived with the server secret: a candidate made with another one is of no use.
   if (kept && kept.secret === secret) return kept;
-  const operationId = newId("op");
+  const operationId = newOperationId();
   return { tenantId, operationId, downstreamKey: downstreamKey({ secret, tenantId, operationId }), secret };
 }
 
