@@ -35,6 +35,14 @@ function complete(operationId: string, key: string, body: Record<string, unknown
 }
 
 const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
+// An id's first 48 bits are its row's creation time in milliseconds (clocks of the server and of
+// PostgreSQL; a claim may use an id made for an earlier claim that created nothing), then 22
+// URL-safe characters in all. Random bits in those 48 would read as any time in 8,900 years.
+function expectIdOfItsTime(id: string, prefix: string, createdAt: Date): void {
+  expect(id).toMatch(new RegExp(`^${prefix}_[A-Za-z0-9_-]{22}$`));
+  const millis = Buffer.from(id.slice(prefix.length + 1), "base64url").readUIntBE(0, 6);
+  expect(Math.abs(millis - createdAt.getTime())).toBeLessThan(60_000);
+}
 const attemptsOf = (operationId: string) => app.db.attempt.findMany({ where: { operationId }, orderBy: { number: "asc" } });
 const auditOf = (operationId: string) =>
   app.db.auditEvent.findMany({ where: { targetType: "operation", targetId: operationId }, orderBy: { id: "asc" } });
@@ -94,6 +102,9 @@ describe("claim: one test per row of the contract's table", () => {
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ number: 1, fencingToken: op.fencingToken, outcome: null, endedAt: null, principal: "acme-agent" });
     expect(attempts[0]!.leaseExpiresAt.toISOString()).toBe(res.body.attempt.leaseExpiresAt);
+    // Both ids lead with their creation time (hot index pages; lib/crypto/ids.ts, migration 20261130180002).
+    expectIdOfItsTime(operationId, "op", op.createdAt);
+    expectIdOfItsTime(attempts[0]!.id, "att", attempts[0]!.startedAt);
 
     const audit = await auditOf(operationId);
     expect(audit).toHaveLength(1);
@@ -205,6 +216,7 @@ describe("claim: one test per row of the contract's table", () => {
       { number: 1, token: first.body.attempt.fencingToken, outcome: "retryable_failure" },
       { number: 2, token: res.body.attempt.fencingToken, outcome: null },
     ]);
+    expectIdOfItsTime(attempts[1]!.id, "att", attempts[1]!.startedAt);
     const audit = await auditOf(op.id);
     expect(audit.map((e) => e.action)).toEqual(["operation.claimed", "operation.retry_scheduled", "operation.attempt_started"]);
     expect(audit[2]).toMatchObject({ before: { state: "pending" }, after: { state: "processing", attempt: 2, fencingToken: res.body.attempt.fencingToken } });
