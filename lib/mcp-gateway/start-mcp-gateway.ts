@@ -13,6 +13,7 @@ import {
   type Progress,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
+import { onStopSignal } from "@/lib/cli/on-stop-signal";
 import { callGuardedTool } from "@/lib/mcp-gateway/call-guarded-tool";
 import { NotSentError, sessionLost } from "@/lib/mcp-gateway/classify-upstream-outcome";
 import type { KeySource } from "@/lib/mcp-gateway/guard-tool-list";
@@ -187,14 +188,16 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
     // A host that does not wait (the SDK's client sends SIGTERM 2 s after closing stdin). A child
     // process is stopped, so calls in flight end now and record `unknown`. A remote tool keeps
     // running whatever we do, so its calls get the drain's time to answer first.
+    let signalled = false;
     const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) return;
+      signalled = true;
       options.log.warn({ signal, inFlight: inFlight.size }, "mcp gateway: stopping");
       closing = true;
       const stopped = upstreamHttp ? drain(SIGNAL_DRAIN_MS).then(closeUpstream) : closeUpstream().then(() => drain(SIGNAL_DRAIN_MS));
       void stopped.finally(() => void server.close());
     };
-    process.once("SIGTERM", onSignal);
-    process.once("SIGINT", onSignal);
+    onStopSignal(onSignal);
   });
   await server.connect(new StdioServerTransport());
   options.log.info({ tollgate: new URL(options.tollgateUrl).origin, upstream: upstreamName }, "mcp gateway: ready");

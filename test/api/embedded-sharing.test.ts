@@ -82,3 +82,21 @@ it("the server started by one process survives its exit while another still uses
   expect(postmasterPid()).toBeNull();
   expect(isGone(await readProc(postmaster!))).toBe(true);
 }, 60_000);
+
+// A terminal's Ctrl-C reaches the whole process group, and tsx's parent process (npm start, npm
+// run worker) may relay it once more: the second signal must not end the process before its
+// shutdown has stopped the server it was the last to use.
+it("a signal twice in a row still shuts down cleanly: the last process stops the server", async () => {
+  const worker = await startWorker();
+  const postmaster = postmasterPid();
+  expect(postmaster).not.toBeNull();
+
+  worker.child.kill("SIGINT");
+  // Later than at once (the kernel would merge two pending signals into one), as tsx relays it.
+  await new Promise((r) => setTimeout(r, 100));
+  worker.child.kill("SIGINT");
+
+  expect(await worker.exited, worker.output.join("")).toBe(0);
+  expect(postmasterPid()).toBeNull();
+  expect(isGone(await readProc(postmaster!))).toBe(true);
+}, 60_000);

@@ -359,6 +359,9 @@ describe("tollgate mcp-gateway", () => {
     const answer = raw.request("tools/call", { name: "tickets.steady", arguments: { title: "Terminated", idempotencyKey: "mcp-sigterm" } });
     await vi.waitFor(() => expect(provider.effects().some((e) => e.body.title === "Terminated")).toBe(true), { timeout: 10_000, interval: 50 });
     raw.child.kill("SIGTERM");
+    // A second signal (a host that insists, or tsx relaying it under `npx tsx`) changes nothing.
+    await new Promise((r) => setTimeout(r, 100));
+    raw.child.kill("SIGTERM");
     const result = (await answer).result as CallToolResult;
     expect(result).toMatchObject({ isError: true, _meta: { "io.tollgate/operation": { outcome: "unknown", completed: "recorded" } } });
     expect(await raw.exited).toBe(0);

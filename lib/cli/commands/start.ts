@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { onStopSignal } from "@/lib/cli/on-stop-signal";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { createDb } from "@/lib/db";
@@ -42,6 +43,9 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     await worker?.stop();
     await database.close();
   });
+  // From here on, not only once Next is up: a Ctrl-C during the migrations or the build stops the
+  // embedded PostgreSQL too.
+  onStopSignal((signal) => void stop().then(() => process.exit(signal === "SIGINT" ? 130 : 143)));
   try {
     const { applied } = await migrate({ databaseUrl: database.url, migrationsDir });
     if (applied.length) say(`Applied ${applied.length} migration(s).`);
@@ -52,8 +56,6 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     worker = superviseWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings: { egressAllow: allow }, log: workerLog() });
     const child = spawnNext(mode, port, database.url);
     next = child;
-    process.once("SIGINT", () => void stop().then(() => process.exit(130)));
-    process.once("SIGTERM", () => void stop().then(() => process.exit(143)));
     await waitForHealth(port, child);
     say(`\nTollgate is up: http://localhost:${port}  (API at http://localhost:${port}/api/v1, health at /api/health)`);
     if (credentials) printCredentials(credentials, port);

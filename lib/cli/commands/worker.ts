@@ -1,4 +1,5 @@
 import { openDatabase } from "@/lib/cli/database";
+import { onStopSignal } from "@/lib/cli/on-stop-signal";
 import { serverSecret } from "@/lib/cli/local-secret";
 import { assertSameSecretKey } from "@/lib/cli/secret-key-check";
 import { migrationsDir } from "@/lib/cli/paths";
@@ -49,8 +50,7 @@ export function workerLog(): WorkerLog {
 
 async function untilSignal(worker: RunningWorker): Promise<boolean> {
   const signalled = await new Promise<boolean>((resolve) => {
-    process.once("SIGTERM", () => resolve(true));
-    process.once("SIGINT", () => resolve(true));
+    onStopSignal(() => resolve(true));
     worker.done.then(
       () => resolve(false),
       () => resolve(false),
