@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { onStopSignal } from "@/lib/cli/on-stop-signal";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { createDb } from "@/lib/db";
 import { egressAllow } from "@/lib/env";
 import { openDatabase } from "@/lib/cli/database";
 import { ensureBuild } from "@/lib/cli/ensure-build";
+import { onStopSignal } from "@/lib/cli/on-stop-signal";
 import { serverSecret } from "@/lib/cli/local-secret";
 import { assertSameSecretKey } from "@/lib/cli/secret-key-check";
 import { redactDatabaseUrl } from "@/lib/cli/redact-database-url";
