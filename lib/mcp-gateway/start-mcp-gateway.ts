@@ -53,8 +53,9 @@ const MAX_CALL_MS = 60 * 60_000;
 export class UpstreamStartError extends Error {}
 
 // An MCP server (stdio, facing the agent host) in front of an upstream MCP server (a child
-// process, or a remote server over Streamable HTTP): read-only tools pass through, every other tool call is claimed, leased and
-// completed in Tollgate, so a retried call never becomes a second effect.
+// process, or a remote server over Streamable HTTP): read-only tools pass through, every other
+// tool call is claimed, leased and completed in Tollgate, so a retried call never becomes a
+// second effect.
 export async function startMcpGateway(options: McpGatewayOptions): Promise<{ closed: Promise<number> }> {
   const upstream = new Client({ name: "tollgate-mcp-gateway", version: "0.1.0" });
   const upstreamName = options.upstream.kind === "stdio" ? options.upstream.command : options.upstream.url.origin;
