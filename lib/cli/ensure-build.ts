@@ -8,7 +8,7 @@ import { projectRoot } from "@/lib/cli/paths";
 // and `npm test` are fast the second time and never serve a stale build. Builds are
 // serialized by a lock directory, so two processes starting at once do not build into
 // the same folder together.
-const inputs = ["app", "lib", "components", "public", "prisma/schema.prisma", "next.config.ts", "tsconfig.json", "package-lock.json"];
+const inputs = ["app", "lib", "components", "public", "prisma/schema.prisma", "next.config.ts", "proxy.ts", "tsconfig.json", "package-lock.json"];
 const skip = new Set(["generated", "node_modules", ".next"]);
 
 export function ensureBuild(options: { distDir?: string; log?: (msg: string) => void } = {}): { built: boolean; distDir: string } {
