@@ -5,12 +5,22 @@ import { assertJsonMediaType, readBody } from "@/lib/http/read-body";
 
 export { KiB } from "@/lib/http/read-body";
 
-const decoder = new TextDecoder("utf-8", { fatal: false });
+// Strict: JSON exchanged between systems must be UTF-8 (RFC 8259), and a body with bytes that are
+// not is refused, never repaired. Replacing them with U+FFFD made two different bodies one text:
+// a claim whose args held byte 0xFF and a retry under the same key holding 0xFE had the same
+// fingerprint, so the second replayed the first instead of getting its 422.
+const decoder = new TextDecoder("utf-8", { fatal: true });
 
 // Reads a JSON body with a hard byte limit (see readBody) and parses it.
 export async function readJson(req: Request, options: { maxBytes: number }): Promise<unknown> {
   assertJsonMediaType(req);
-  const text = decoder.decode(await readBody(req, options.maxBytes));
+  const bytes = await readBody(req, options.maxBytes);
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    throw new ProblemError("invalid-json", "The body is not valid UTF-8: JSON must be sent as UTF-8.");
+  }
   if (text.trim() === "") throw new ProblemError("invalid-json", "The request body is empty; a JSON object is expected.");
   let value: unknown;
   try {
@@ -22,8 +32,8 @@ export async function readJson(req: Request, options: { maxBytes: number }): Pro
     const message = `nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`;
     throw new ProblemError("invalid-request", `The body ${message}.`, { extras: { errors: [{ path: "body", message }] } });
   }
-  // Decoding never yields a lone surrogate (bad bytes become U+FFFD) and JSON forbids a raw
-  // U+0000 inside strings, so only a \u escape can smuggle one in: most bodies skip the walk.
+  // Strict decoding never yields a lone surrogate and JSON forbids a raw U+0000 inside strings,
+  // so only a \u escape can smuggle one in: most bodies skip the walk.
   if (text.includes("\\u")) assertStorableText(value);
   return value;
 }

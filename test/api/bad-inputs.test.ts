@@ -182,6 +182,23 @@ describe("bad inputs are refused with the documented problem and store nothing",
     expect(await storedCounts()).toEqual(before);
   });
 
+  it("refuses a body that is not UTF-8, on the claim, the complete and a tool PUT", async () => {
+    // Bytes 0xFF and 0xFE both used to decode to U+FFFD: two different args, one fingerprint.
+    const before = await storedCounts();
+    const invalid = (text: string) => Buffer.from(text.replace("@", "\xff"), "latin1");
+    const requests: [string, string, string, Buffer][] = [
+      ["POST", claimPath, keys.a.agent, invalid(`{"tool":"${TOOL}","args":{"name":"@"}}`)],
+      ["POST", "/api/v1/operations/op_x/complete", keys.a.agent, invalid('{"fencingToken":"1","outcome":"succeeded","result":{"body":"@"}}')],
+      ["PUT", "/api/v1/tools/x", keys.a.admin, invalid('{"description":"@"}')],
+    ];
+    for (const [method, path, key, rawBody] of requests) {
+      const res = await call(app.baseUrl, method, path, { key, rawBody, idempotencyKey: "k-utf8", headers: { "content-type": "application/json" } });
+      expectProblem(res, { status: 400, code: "invalid-json" });
+      expect(res.body.detail).toMatch(/not valid UTF-8/);
+    }
+    expect(await storedCounts()).toEqual(before);
+  });
+
   it("refuses a claim body over 64 KiB sent chunked, without a Content-Length", async () => {
     // The limit is enforced while streaming, not only from the declared length.
     const before = await storedCounts();
