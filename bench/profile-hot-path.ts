@@ -12,7 +12,7 @@ import { ensureWrk, runWrk, wrkThreads } from "./wrk";
 import { succeededBatch, writeCompletesFile } from "./fixtures";
 import pg from "pg";
 
-type Node = { id: number; callFrame: { functionName: string; url: string }; children?: number[] };
+type Node = { id: number; callFrame: { functionName: string; url: string; lineNumber?: number }; children?: number[] };
 type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[] };
 
 function group(url: string, fn: string): string {
@@ -31,13 +31,15 @@ function group(url: string, fn: string): string {
 }
 
 // Self time per group, and per function (native code is charged to the JS function that called it).
-function selfTimes(file: string): { groups: Map<string, number>; functions: Map<string, number> } {
+// With `callersOf`, also the time of that function per chain of its (up to 4) callers.
+function selfTimes(file: string, callersOf?: string): { groups: Map<string, number>; functions: Map<string, number>; callers: Map<string, number> } {
   const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, Node>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n);
   const groups = new Map<string, number>();
   const functions = new Map<string, number>();
+  const callers = new Map<string, number>();
   const add = (m: Map<string, number>, k: string, ms: number) => m.set(k, (m.get(k) ?? 0) + ms);
   p.samples.forEach((id, i) => {
     const ms = (p.timeDeltas[i] ?? 0) / 1000;
@@ -49,14 +51,24 @@ function selfTimes(file: string): { groups: Map<string, number>; functions: Map<
       while (!n.callFrame.url && parent.has(n.id)) n = parent.get(n.id)!;
     }
     add(functions, `${prefix}${n.callFrame.functionName || "(anonymous)"} · ${group(n.callFrame.url, n.callFrame.functionName)}`, ms);
+    if (callersOf && n.callFrame.functionName === callersOf) {
+      const chain: string[] = [];
+      for (let up = parent.get(n.id); up && chain.length < 4; up = parent.get(up.id)) {
+        chain.push(`${up.callFrame.functionName || "(anonymous)"} (${group(up.callFrame.url, up.callFrame.functionName)}:${up.callFrame.lineNumber ?? 0})`);
+      }
+      add(callers, chain.join(" ← ") || "(root)", ms);
+    }
   });
-  return { groups, functions };
+  return { groups, functions, callers };
 }
 
 // `profile` (new claims), `profile replay` (200 replays of a pool of succeeded operations) or
 // `profile complete` (completes of operations claimed beforehand).
 export async function runProfile(argv: string[] = []): Promise<number> {
   const kind = argv[0] === "replay" || argv[0] === "complete" ? argv[0] : "claim";
+  // --callers NAME: where the time of the function NAME comes from (its callers, per request).
+  const callersAt = argv.indexOf("--callers");
+  const callersOf = callersAt >= 0 ? argv[callersAt + 1] : undefined;
   const log = (m: string) => process.stderr.write(`[profile] ${m}\n`);
   ensureWrk(log);
   const distDir = path.join(".tollgate", "next-bench", inputsDigest().slice(0, 16));
@@ -64,7 +76,7 @@ export async function runProfile(argv: string[] = []): Promise<number> {
   const serverUrl = process.env.DATABASE_URL ?? DEFAULT_SERVER_URL;
   const dbName = benchDatabaseName(new Date());
   const databaseUrl = await createDatabase(serverUrl, dbName);
-  const results: { label: string; requests: number; times: Map<string, number>; functions: Map<string, number> }[] = [];
+  const results: { label: string; requests: number; times: Map<string, number>; functions: Map<string, number>; callers: Map<string, number> }[] = [];
   const scratch = mkdtempSync(path.join(tmpdir(), "tollgate-prof-"));
   try {
     const world = await prepareWorld(databaseUrl);
@@ -101,8 +113,8 @@ export async function runProfile(argv: string[] = []): Promise<number> {
       await server.stop();
       const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
       if (!file) throw new Error("no .cpuprofile written");
-      const { groups, functions } = selfTimes(path.join(dir, file));
-      results.push({ label: scenario.label, requests: warm.requests + run.requests, times: groups, functions });
+      const { groups, functions, callers } = selfTimes(path.join(dir, file), callersOf);
+      results.push({ label: scenario.label, requests: warm.requests + run.requests, times: groups, functions, callers });
       rmSync(dir, { recursive: true, force: true });
     }
   } finally {
@@ -125,6 +137,13 @@ export async function runProfile(argv: string[] = []): Promise<number> {
   console.log(`\n| function (self) | ${results.map((r) => `${r.label} ms/req`).join(" | ")} | difference |`);
   console.log(`|---|${results.map(() => "---:").join("|")}|---:|`);
   for (const r of fnRows.slice(0, 40)) console.log(`| ${r.f} | ${r.per.map((v) => v.toFixed(3)).join(" | ")} | ${((r.per[1] ?? 0) - (r.per[0] ?? 0)).toFixed(3)} |`);
+  if (callersOf) {
+    for (const r of results) {
+      console.log(`\n${callersOf} in ${r.label}, by caller chain (ms/req):`);
+      const top = [...r.callers].sort((a, b) => b[1] - a[1]).slice(0, 12);
+      for (const [chain, ms] of top) console.log(`  ${(ms / Math.max(1, r.requests)).toFixed(4)}  ${chain}`);
+    }
+  }
   console.log(`requests: ${results.map((r) => `${r.label} ${r.requests}`).join(", ")}`);
   return 0;
 }
