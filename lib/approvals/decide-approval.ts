@@ -27,10 +27,10 @@ export async function decideApproval(options: {
     case "decided":
       metrics().approvalDecisions.inc({ decision: input.decision });
       return approval!;
+    // "forbidden": the key is limited to other tools, and cannot read this approval either (404).
     case "approval-not-found":
-      throw new ProblemError("approval-not-found", "No approval with this id exists in your tenant.");
     case "forbidden":
-      throw new ProblemError("forbidden", "This API key may not decide approvals of this tool.");
+      throw new ProblemError("approval-not-found", "No approval with this id exists in your tenant.");
     case "approval-already-decided":
       throw new ProblemError(
         "approval-already-decided",

@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { unstorableText } from "@/lib/http/json-limits";
 import { ProblemError, type ProblemCode } from "@/lib/http/problem";
 
@@ -19,4 +20,13 @@ export function assertStorableParams(params: Record<string, string | string[]> |
       throw new ProblemError(code ?? "not-found", "Nothing exists at this path: a path segment holds U+0000 or half of a surrogate pair.");
     }
   }
+}
+
+// A name in the path (a tool's, a connection's, a side effect's), checked against its schema: a
+// bad one is a 400 reported at the path "name", as a bad field of a body is at its own path.
+export function parsePathName(schema: z.ZodType<string>, raw: string): string {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues[0]?.message ?? "invalid";
+  throw new ProblemError("invalid-request", `name: ${message}`, { extras: { errors: [{ path: "name", message }] } });
 }

@@ -7,8 +7,9 @@ export function throwOperationProblem(code: string, op?: SqlOperation, detail?: 
   switch (code) {
     case "unauthorized":
       throw new ProblemError("unauthorized", "The API key is unknown or revoked.", { headers: { "www-authenticate": 'Bearer realm="tollgate"' } });
+    // The SQL says "forbidden" when the key is limited to other tools. Such a key cannot read the
+    // operation (404), so it must not learn here that it exists either.
     case "forbidden":
-      throw new ProblemError("forbidden", "This API key may not use this operation's tool.");
     case "operation-not-found":
       throw new ProblemError("operation-not-found", "No operation with this id exists in your tenant.");
     case "lease-lost":

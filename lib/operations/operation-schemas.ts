@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { toolNameSchema } from "@/lib/tools/tool-schema";
-import { isJsonObject, type Json } from "@/lib/operations/canonical-json";
+import { isJson, isJsonObject, type Json } from "@/lib/operations/canonical-json";
 
 // Request and response shapes of the operation protocol. The route handlers validate with
 // these and /api/v1/openapi.json is generated from them, so the two cannot drift apart.
@@ -20,6 +20,11 @@ const shortText = (max: number) => z.string().min(1).max(max);
 // rebuilds objects (dropping keys such as "__proto__") and emits a recursive $ref that does
 // not resolve once embedded in the OpenAPI document.
 const anyJson = z.unknown().meta({ description: "Any JSON value" });
+// The same for a request: checked too, because JSON.parse reads 1e400 as Infinity, which
+// JSON.stringify would store as null (a result silently changed, on every replay).
+const anyJsonInput = z
+  .custom<Json>(isJson, { message: "must be JSON whose numbers are finite (1e400 is out of range)" })
+  .meta({ description: "Any JSON value" });
 
 export const claimRequestSchema = z
   .object({
@@ -42,7 +47,7 @@ export const completeRequestSchema = z
     outcome: z.enum(["succeeded", "failed", "unknown"]),
     retryable: z.boolean().optional(),
     result: z
-      .object({ statusCode: z.number().int().min(100).max(599).optional(), body: anyJson.optional(), resourceId: shortText(500).optional() })
+      .object({ statusCode: z.number().int().min(100).max(599).optional(), body: anyJsonInput.optional(), resourceId: shortText(500).optional() })
       .strict()
       .optional(),
     provider: z.object({ requestId: shortText(500).optional(), resourceId: shortText(500).optional() }).strict().optional(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonRecord } from "@/lib/http/json-record";
 
 // A tool's optional reconciliation probe: a read-only GET the worker sends to the provider for
 // the tool's `unknown` operations, and how to read its answer. Part of the tool policy
@@ -53,7 +54,7 @@ export const probeSchema = z
       .refine(withoutUserinfo, "must not carry a user name or password (user:pass@): send the credential in headers"),
     // Sent with every probe; usually the provider's credential. Stored sealed and shown as
     // "[redacted]" from then on; "[redacted]" in a PUT keeps the stored value (probe-headers.ts).
-    headers: z.record(headerName, headerValue).optional(),
+    headers: jsonRecord(headerName, headerValue).optional(),
     timeoutMs: z.number().int().min(100).max(30_000).default(5000),
     maxProbes: z.number().int().min(1).max(50).default(10),
     succeeded: probeMatchSchema.optional(),

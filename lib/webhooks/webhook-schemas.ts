@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonRecord } from "@/lib/http/json-record";
 
 // Request and response shapes of the webhook routes. The handlers validate with these and
 // /api/v1/openapi.json is generated from them.
@@ -28,8 +29,7 @@ export const webhookConnectionRequestSchema = z
     secrets: z.array(secretSchema).min(1).max(5).optional(),
     toleranceSeconds: z.number().int("must be a whole number").min(1).max(3600).default(300),
     correlation: z.object({ path: correlationPathSchema }).strict(),
-    outcomes: z
-      .record(z.string().min(1).max(200), z.enum(["succeeded", "failed"]))
+    outcomes: jsonRecord(z.string().min(1).max(200), z.enum(["succeeded", "failed"]))
       .default({})
       .refine((o) => Object.keys(o).length <= 200, { message: "at most 200 event types" }),
     payloadRetentionDays: z.number().int("must be a whole number").min(1).max(3650).default(30),

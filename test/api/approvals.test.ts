@@ -224,7 +224,9 @@ describe("who decides", () => {
     expectProblem(await decide(approvalId, globex.approver, { decision: "approve" }), 404, "approval-not-found");
     expectProblem(await call(app.baseUrl, "GET", `/api/v1/approvals/${approvalId}`, { key: globex.admin }), 404, "approval-not-found");
     const limited = await createApiKey({ db: app.db, tenantId: acme.tenantId, input: { principal: "ops-approver", role: "approver", tools: ["other.tool"] }, actor: "test" });
-    expectProblem(await decide(approvalId, limited.secret, { decision: "approve" }), 403, "forbidden");
+    // Limited to other tools, it cannot read the approval, so deciding it answers as for an id that does not exist.
+    expectProblem(await decide(approvalId, limited.secret, { decision: "approve" }), 404, "approval-not-found");
+    expectProblem(await call(app.baseUrl, "GET", `/api/v1/approvals/${approvalId}`, { key: limited.secret }), 404, "approval-not-found");
     const limitedQueue = await call(app.baseUrl, "GET", "/api/v1/approvals", { key: limited.secret });
     expect(limitedQueue.body.approvals.map((a: { id: string }) => a.id)).not.toContain(approvalId);
     expectProblem(await decide("apr_does_not_exist", acme.approver, { decision: "approve" }), 404, "approval-not-found");

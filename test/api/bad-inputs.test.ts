@@ -51,7 +51,7 @@ async function storedCounts(): Promise<Record<string, number>> {
   const rows = await app.db.$queryRaw<Record<string, number>[]>`
     SELECT (SELECT count(*) FROM operation)::int AS operation, (SELECT count(*) FROM attempt)::int AS attempt,
            (SELECT count(*) FROM tool)::int AS tool, (SELECT count(*) FROM audit_event)::int AS audit_event,
-           (SELECT count(*) FROM approval)::int AS approval`;
+           (SELECT count(*) FROM approval)::int AS approval, (SELECT count(*) FROM webhook_connection)::int AS webhook_connection`;
   return rows[0]!;
 }
 
@@ -134,6 +134,12 @@ const cases: BadRequest[] = [
   { name: "malformed JSON (tool PUT)", method: "PUT", path: "/api/v1/tools/x", key: (k) => k.a.admin, rawBody: "{policy:}", headers: { "content-type": "application/json" }, expected: { status: 400, code: "invalid-json" } },
   { name: "args nested 5,000 levels deep (claim; 10 KB of brackets)", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-deep", rawBody: `{"tool":"${TOOL}","args":{"a":${"[".repeat(5000)}${"]".repeat(5000)}}}`, headers: { "content-type": "application/json" }, expected: { status: 400, code: "invalid-request", errorPath: "body", errorMessage: /deeper than 128 levels/ } },
   { name: "a number JSON.parse reads as Infinity (claim args, 1e200000)", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-huge", rawBody: `{"tool":"${TOOL}","args":{"n":1e200000}}`, headers: { "content-type": "application/json" }, expected: { status: 400, code: "invalid-request", errorPath: "args" } },
+  // Stored as null by JSON.stringify before the fix: a result silently changed on every replay.
+  { name: "a number JSON.parse reads as Infinity (complete result.body, 1e400)", method: "POST", path: "/api/v1/operations/op_x/complete", key: (k) => k.a.agent, rawBody: '{"fencingToken":"1","outcome":"succeeded","result":{"body":{"amount":1e400}}}', headers: { "content-type": "application/json" }, expected: { status: 400, code: "invalid-request", errorPath: "result.body" } },
+  // Zod's record skipped a "__proto__" key unchecked: accepted, then silently dropped.
+  { name: 'a probe header named "__proto__" (tool PUT)', method: "PUT", path: "/api/v1/tools/x", key: (k) => k.a.admin, rawBody: '{"policy":{"probe":{"url":"https://a.example.com/","succeeded":{"status":[200]},"headers":{"__proto__":"v","X-A":"1"}}}}', headers: { "content-type": "application/json" }, expected: { status: 400, code: "invalid-request", errorPath: "policy.probe.headers.__proto__" } },
+  { name: 'a webhook event type named "__proto__" (connection PUT)', method: "PUT", path: "/api/v1/webhook-connections/psp", key: (k) => k.a.admin, rawBody: '{"scheme":"stripe","secrets":["whsec_0123456789abcdef0123"],"correlation":{"path":"data.id"},"outcomes":{"__proto__":"succeeded"}}', headers: { "content-type": "application/json" }, expected: { status: 400, code: "invalid-request", errorPath: "outcomes.__proto__" } },
+  { name: "a side effect name with a space (side-effect PUT)", method: "PUT", path: "/api/v1/operations/op_x/side-effects/bad%20name", key: (k) => k.a.agent, body: { fencingToken: "1", provider: "stripe", state: "intended" }, expected: { status: 400, code: "invalid-request", errorPath: "name" } },
   { name: "empty JSON body (claim)", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-empty", rawBody: "", headers: { "content-type": "application/json" }, expected: { status: 400, code: "invalid-json" } },
   { name: "text/plain body (claim)", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-text", rawBody: JSON.stringify(validClaim), headers: { "content-type": "text/plain" }, expected: { status: 415, code: "unsupported-media-type" } },
   { name: "text/plain body (tool PUT)", method: "PUT", path: "/api/v1/tools/x", key: (k) => k.a.admin, rawBody: "{}", headers: { "content-type": "text/plain" }, expected: { status: 415, code: "unsupported-media-type" } },

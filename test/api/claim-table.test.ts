@@ -440,7 +440,7 @@ describe("claim: one test per row of the contract's table", () => {
     expect((await claim(app.baseUrl, limited.secret, newKey(), { tool: allowed, args: {} })).status).toBe(201);
   });
 
-  it("a key limited to some tools reads only their operations: the others are 404, by id and by key", async () => {
+  it("a key limited to some tools reads and changes only their operations: the others are 404, by id, by key and on every change", async () => {
     const allowed = await createTool();
     const other = await createTool();
     // Same principal as acme.agent, so the lookup by key would otherwise find acme.agent's operation.
@@ -456,6 +456,16 @@ describe("claim: one test per row of the contract's table", () => {
     expect((await byKey(allowed)).status).toBe(200);
     expectProblem(await byId(theirs.body.operationId), 404, "operation-not-found");
     expectProblem(await byKey(other), 404, "operation-not-found");
+    // Nor may it change one, and its answer must not tell that the operation exists (a 403 did).
+    const token = theirs.body.attempt.fencingToken;
+    const before = { op: await operation(theirs.body.operationId), audit: await auditOf(theirs.body.operationId) };
+    const path = `/api/v1/operations/${theirs.body.operationId}`;
+    expectProblem(await call(app.baseUrl, "POST", `${path}/heartbeat`, { key: limited.secret, body: { fencingToken: token } }), 404, "operation-not-found");
+    expectProblem(await complete(theirs.body.operationId, limited.secret, { fencingToken: token, outcome: "succeeded" }), 404, "operation-not-found");
+    const effect = { fencingToken: token, provider: "stripe", state: "intended" };
+    expectProblem(await call(app.baseUrl, "PUT", `${path}/side-effects/charge`, { key: limited.secret, body: effect }), 404, "operation-not-found");
+    expect({ op: await operation(theirs.body.operationId), audit: await auditOf(theirs.body.operationId) }).toEqual(before);
+    expect(await app.db.sideEffect.count({ where: { operationId: theirs.body.operationId } })).toBe(0);
     // The unlimited key of the same principal still sees both.
     expect((await call(app.baseUrl, "GET", `/api/v1/operations/${theirs.body.operationId}`, { key: acme.agent })).status).toBe(200);
   });

@@ -1,3 +1,4 @@
+import { parsePathName } from "@/lib/http/path-params";
 import { db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
@@ -15,7 +16,7 @@ const route = "/api/v1/event-subscriptions/{name}";
 
 // PUT /api/v1/event-subscriptions/{name} – create (201, with the signing secret once) or replace (200)
 export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params, ctx }) => {
-  const name = parseName(params.name);
+  const name = parsePathName(subscriptionNameSchema, params.name);
   ctx.annotate({ subscription: name });
   const input = subscriptionRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
   const { created, subscription, secret } = await putEventSubscription({ db: db(), tenantId: key.tenantId, name, input, actor: `api-key:${key.id}` });
@@ -26,23 +27,16 @@ export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], param
 
 // GET /api/v1/event-subscriptions/{name} – one subscription (its secret is never shown again)
 export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ key, params }) => {
-  const subscription = await getEventSubscription({ db: db(), tenantId: key.tenantId, name: parseName(params.name) });
+  const subscription = await getEventSubscription({ db: db(), tenantId: key.tenantId, name: parsePathName(subscriptionNameSchema, params.name) });
   if (!subscription) throw new ProblemError("subscription-not-found", "No event subscription of that name exists in this tenant.");
   return json(subscription);
 });
 
 // DELETE /api/v1/event-subscriptions/{name} – stop deliveries to it (history is kept)
 export const DELETE = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ key, params }) => {
-  const removed = await removeEventSubscription({ db: db(), tenantId: key.tenantId, name: parseName(params.name), actor: `api-key:${key.id}` });
+  const removed = await removeEventSubscription({ db: db(), tenantId: key.tenantId, name: parsePathName(subscriptionNameSchema, params.name), actor: `api-key:${key.id}` });
   if (!removed) throw new ProblemError("subscription-not-found", "No event subscription of that name exists in this tenant.");
   return new Response(null, { status: 204 });
 });
-
-function parseName(raw: string): string {
-  const parsed = subscriptionNameSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const message = parsed.error.issues[0]?.message ?? "invalid";
-  throw new ProblemError("invalid-request", `name: ${message}`, { extras: { errors: [{ path: "name", message }] } });
-}
 
 export const { POST, PATCH } = otherMethods("/api/v1/event-subscriptions/{name}", ["GET", "PUT", "DELETE"]);

@@ -1,3 +1,4 @@
+import { parsePathName } from "@/lib/http/path-params";
 import { db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
@@ -15,7 +16,7 @@ const route = "/api/v1/tools/{name}";
 
 // PUT /api/v1/tools/{name} – create (201) or replace (200) a tool; defaults filled in and returned
 export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params, ctx }) => {
-  const name = parseName(params.name);
+  const name = parsePathName(toolNameSchema, params.name);
   assertKeyMayUse(key, name);
   ctx.annotate({ tool: name });
   const definition = toolDefinitionSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
@@ -25,7 +26,7 @@ export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], param
 
 // GET /api/v1/tools/{name} – one tool of the key's tenant
 export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ key, params }) => {
-  const name = parseName(params.name);
+  const name = parsePathName(toolNameSchema, params.name);
   assertKeyMayUse(key, name);
   const tool = await getTool({ db: db(), tenantId: key.tenantId, name });
   if (!tool) throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant.");
@@ -38,13 +39,6 @@ function assertKeyMayUse(key: AuthenticatedKey, name: string): void {
   if (key.tools.length > 0 && !key.tools.includes(name)) {
     throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant (for this key's tools).");
   }
-}
-
-function parseName(raw: string): string {
-  const parsed = toolNameSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const message = parsed.error.issues[0]?.message ?? "invalid";
-  throw new ProblemError("invalid-request", `name: ${message}`, { extras: { errors: [{ path: "name", message }] } });
 }
 
 export const { POST, PATCH, DELETE } = otherMethods("/api/v1/tools/{name}", ["GET", "PUT"]);

@@ -1,3 +1,4 @@
+import { parsePathName } from "@/lib/http/path-params";
 import { db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
@@ -15,7 +16,7 @@ const route = "/api/v1/webhook-connections/{name}";
 
 // PUT /api/v1/webhook-connections/{name} – create (201) or replace (200) a provider's webhook connection
 export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params, ctx }) => {
-  const name = parseName(params.name);
+  const name = parsePathName(connectionNameSchema, params.name);
   ctx.annotate({ webhookConnection: name });
   const input = webhookConnectionRequestSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
   const { created, connection } = await putWebhookConnection({
@@ -31,16 +32,9 @@ export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], param
 
 // GET /api/v1/webhook-connections/{name} – one connection of the key's tenant (never its secrets)
 export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params }) => {
-  const connection = await getWebhookConnection({ db: db(), tenantId: key.tenantId, name: parseName(params.name), origin: requestOrigin(req) });
+  const connection = await getWebhookConnection({ db: db(), tenantId: key.tenantId, name: parsePathName(connectionNameSchema, params.name), origin: requestOrigin(req) });
   if (!connection) throw new ProblemError("webhook-connection-not-found", "No webhook connection of that name exists in this tenant.");
   return json(connection);
 });
-
-function parseName(raw: string): string {
-  const parsed = connectionNameSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const message = parsed.error.issues[0]?.message ?? "invalid";
-  throw new ProblemError("invalid-request", `name: ${message}`, { extras: { errors: [{ path: "name", message }] } });
-}
 
 export const { POST, PATCH, DELETE } = otherMethods("/api/v1/webhook-connections/{name}", ["GET", "PUT"]);

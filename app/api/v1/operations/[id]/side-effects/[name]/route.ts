@@ -1,3 +1,4 @@
+import { parsePathName } from "@/lib/http/path-params";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { KiB, readJson } from "@/lib/http/read-json";
@@ -14,7 +15,7 @@ export const PUT = withApiKey<{ id: string; name: string }>(
   { route: "/api/v1/operations/{id}/side-effects/{name}", roles: ["agent", "admin"], hotPath: true, params: { id: "operation-not-found", name: null } },
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
-    const name = sideEffectNameSchema.parse(params.name);
+    const name = parsePathName(sideEffectNameSchema, params.name);
     const input = sideEffectRequestSchema.parse(await readJson(req, { maxBytes: 8 * KiB }));
     ctx.annotate({ sideEffect: name, sideEffectState: input.state });
     const { effect } = await recordSideEffect({ db: db(), key, operationId: params.id, name, input, secret: env().TOLLGATE_SECRET_KEY });
