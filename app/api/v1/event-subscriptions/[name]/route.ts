@@ -1,4 +1,3 @@
-import { parsePathName } from "@/lib/http/path-params";
 import { db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
@@ -9,6 +8,7 @@ import { getEventSubscription } from "@/lib/event-subscriptions/get-event-subscr
 import { putEventSubscription } from "@/lib/event-subscriptions/put-event-subscription";
 import { removeEventSubscription } from "@/lib/event-subscriptions/remove-event-subscription";
 import { otherMethods } from "@/lib/http/method-not-allowed";
+import { parsePathName } from "@/lib/http/path-params";
 
 export const dynamic = "force-dynamic";
 

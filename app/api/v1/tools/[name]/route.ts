@@ -1,4 +1,3 @@
-import { parsePathName } from "@/lib/http/path-params";
 import { db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
@@ -9,6 +8,7 @@ import { getTool } from "@/lib/tools/get-tool";
 import { putTool } from "@/lib/tools/put-tool";
 import { toolDefinitionSchema, toolNameSchema } from "@/lib/tools/tool-schema";
 import { otherMethods } from "@/lib/http/method-not-allowed";
+import { parsePathName } from "@/lib/http/path-params";
 
 export const dynamic = "force-dynamic";
 

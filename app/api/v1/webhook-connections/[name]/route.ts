@@ -1,4 +1,3 @@
-import { parsePathName } from "@/lib/http/path-params";
 import { db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 import { KiB, readJson } from "@/lib/http/read-json";
@@ -9,6 +8,7 @@ import { putWebhookConnection } from "@/lib/webhooks/put-webhook-connection";
 import { requestOrigin } from "@/lib/webhooks/request-origin";
 import { connectionNameSchema, webhookConnectionRequestSchema } from "@/lib/webhooks/webhook-schemas";
 import { otherMethods } from "@/lib/http/method-not-allowed";
+import { parsePathName } from "@/lib/http/path-params";
 
 export const dynamic = "force-dynamic";
 

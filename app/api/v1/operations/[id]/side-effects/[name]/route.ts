@@ -1,4 +1,3 @@
-import { parsePathName } from "@/lib/http/path-params";
 import { db } from "@/lib/db";
 import { env } from "@/lib/env";
 import { KiB, readJson } from "@/lib/http/read-json";
@@ -7,6 +6,7 @@ import { withApiKey } from "@/lib/http/with-api-key";
 import { recordSideEffect } from "@/lib/side-effects/record-side-effect";
 import { sideEffectNameSchema, sideEffectRequestSchema } from "@/lib/side-effects/side-effect-schemas";
 import { otherMethods } from "@/lib/http/method-not-allowed";
+import { parsePathName } from "@/lib/http/path-params";
 
 export const dynamic = "force-dynamic";
 
