@@ -14,7 +14,7 @@ export type RequestContext = {
 export function newRequestContext(req: Request): RequestContext {
   // Accept a caller's request id only if it is short and printable, so it is safe to log and echo.
   const given = req.headers.get("x-request-id");
-  const requestId = given && /^[\x21-\x7e]{1,128}$/.test(given) ? given : `req_${randomUUID()}`;
+  const requestId = given && /^[\x21-\x7e]{1,128}$/.test(given) ? given : newRequestId();
   const fields: LogFields = {};
   return {
     requestId,
@@ -22,4 +22,9 @@ export function newRequestContext(req: Request): RequestContext {
     fields,
     annotate: (more) => Object.assign(fields, more),
   };
+}
+
+// A request id of the server's own making (answers that never reach a route, too: proxy.ts).
+export function newRequestId(): string {
+  return `req_${randomUUID()}`;
 }

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { ProblemError, problemResponse } from "@/lib/http/problem";
+import { newRequestId } from "@/lib/http/request-context";
 
 // A path segment that is not valid percent-encoded UTF-8 ("%ZZ", "%ED%A0%80") makes Next.js throw
 // while it matches a dynamic route ([id], [...path]); its router then renders a "400" page that an
@@ -24,5 +24,5 @@ export function undecodablePathResponse(segment: string): Response {
   const problem = new ProblemError("invalid-request", `The path segment "${shown}" is not valid percent-encoded UTF-8.`, {
     extras: { errors: [{ path: "path", message: "not valid percent-encoded UTF-8" }] },
   });
-  return problemResponse(problem, { "x-request-id": `req_${randomUUID()}` });
+  return problemResponse(problem, { "x-request-id": newRequestId() });
 }

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call } from "../support/http";
+import { call, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 
 // Next.js decodes a route's path parameters, so `/api/v1/operations/a%00b` hands the handler
@@ -73,6 +73,15 @@ afterAll(async () => {
 
 const routes = apiRoutes();
 
+// The route's path with `param` set to `value` and every other parameter to a harmless name.
+function withParam(template: string, param: string, value: string): string {
+  return template.replace(/\[([^\]]+)\]/g, (_, p: string) => (p === param ? value : `x-${p}`));
+}
+
+function send(method: string, url: string, template: string, key: string): Promise<Reply> {
+  return call(app.baseUrl, method, url, method === "GET" || method === "DELETE" ? { key } : { key, body: bodyFor(template) });
+}
+
 async function storedRows(): Promise<number> {
   const rows = await app.db.$queryRawUnsafe<{ n: bigint }[]>(
     `SELECT (SELECT count(*) FROM operation) + (SELECT count(*) FROM tool) + (SELECT count(*) FROM event_subscription)
@@ -90,10 +99,10 @@ describe("unstorable path parameters", () => {
     const before = await storedRows();
     for (const bad of BAD_VALUES) {
       for (const param of params) {
-        const url = template.replace(/\[([^\]]+)\]/g, (_, p: string) => (p === param ? bad : `x-${p}`));
+        const url = withParam(template, param, bad);
         for (const method of serves) {
           for (const key of [acme.agent, acme.approver, acme.admin]) {
-            const res = await call(app.baseUrl, method, url, method === "GET" || method === "DELETE" ? { key } : { key, body: bodyFor(template) });
+            const res = await send(method, url, template, key);
             expect(res.status, `${method} ${url}: ${res.text}`).toBeLessThan(500);
             expect(res.status, `${method} ${url}: ${res.text}`).toBeGreaterThanOrEqual(400);
             expect(res.headers.get("content-type"), `${method} ${url}`).toBe("application/problem+json");
@@ -115,10 +124,9 @@ describe("undecodable paths", () => {
     const before = await storedRows();
     for (const bad of UNDECODABLE) {
       for (const param of params) {
-        const url = template.replace(/\[([^\]]+)\]/g, (_, p: string) => (p === param ? bad : `x-${p}`));
+        const url = withParam(template, param, bad);
         for (const method of serves) {
-          const res = await call(app.baseUrl, method, url, method === "GET" || method === "DELETE" ? { key: acme.admin } : { key: acme.admin, body: bodyFor(template) });
-          expectUndecodable(res, `${method} ${url}`, bad);
+          expectUndecodable(await send(method, url, template, acme.admin), `${method} ${url}`, bad);
         }
       }
     }
@@ -142,7 +150,7 @@ describe("undecodable paths", () => {
   });
 });
 
-function expectUndecodable(res: Awaited<ReturnType<typeof call>>, what: string, segment: string): void {
+function expectUndecodable(res: Reply, what: string, segment: string): void {
   expect(res.status, `${what}: ${res.text}`).toBe(400);
   expect(res.headers.get("content-type"), what).toBe("application/problem+json");
   expect(res.body.code, what).toBe("invalid-request");
