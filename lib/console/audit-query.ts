@@ -18,6 +18,7 @@ export const knownAuditActions = [
   "operation.unknown",
   "operation.resolved",
   "operation.complete_conflict",
+  "operation.complete_agreed",
   "operation.webhook_conflict",
   "operation.webhook_matched",
   "webhook_event.",

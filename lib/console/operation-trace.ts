@@ -256,11 +256,16 @@ const attemptsSource = defineSource({
       ];
       if (a.endedAt) {
         const ended = ctx.takeAudits(
-          (e) => attemptNumber(e.before) === a.number && ["operation.completed", "operation.retry_scheduled", "operation.unknown"].includes(e.action),
+          (e) =>
+            attemptNumber(e.before) === a.number &&
+            ["operation.completed", "operation.retry_scheduled", "operation.unknown", "operation.complete_agreed"].includes(e.action),
         );
         const how = attemptEndTitles[a.outcome ?? ""] ?? { title: "ended", tone: "info" as const };
         const provider = a.provider as { requestId?: string; resourceId?: string } | null;
         const notBefore = (ended.find((e) => e.action === "operation.retry_scheduled")?.after as { notBefore?: string } | null)?.notBefore;
+        // A report that agreed with an earlier resolution (webhook or operator) changed no state:
+        // its result is shown, and whether it became the stored one.
+        const agreed = ended.find((e) => e.action === "operation.complete_agreed")?.after as { result?: unknown; resultStored?: boolean } | undefined;
         out.push(
           entry({
             key: `attempt-${a.number}-end`,
@@ -277,7 +282,9 @@ const attemptsSource = defineSource({
               ...field("Provider request", provider?.requestId, "mono"),
               ...field("Provider resource", provider?.resourceId, "mono"),
               ...field("Retry not before", notBefore ? new Date(notBefore).toISOString() : null, "time"),
+              ...(agreed ? field("Report", agreed.resultStored ? "agreed with the resolution; its result was stored" : "agreed with the resolution") : []),
             ],
+            json: agreed?.result ? [{ label: "Result reported", value: agreed.result }] : [],
             audit: ended,
           }),
         );

@@ -51,7 +51,7 @@ export async function recordSideEffect(options: {
   if (r.code === "lease-lost" && r.detail) {
     throw new ProblemError("lease-lost", r.detail, { extras: r.op ? { operationId: r.op.operationId, state: r.op.state } : {} });
   }
-  return throwOperationProblem(r.code, r.op);
+  return throwOperationProblem(r.code, r.op, r.detail);
 }
 
 function effectView(e: SqlEffect): SideEffectView {

@@ -7,7 +7,7 @@ import { isStorableJson } from "@/lib/webhooks/storable-json";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "@/lib/http/json-limits";
 import { verifySignature, type VerifyFailure } from "@/lib/webhooks/verify-signature";
 import { webhookMetrics } from "@/lib/webhooks/webhook-metrics";
-import type { WebhookIngestResponse } from "@/lib/webhooks/webhook-schemas";
+import { MAX_EVENT_TYPE_LENGTH, type WebhookIngestResponse } from "@/lib/webhooks/webhook-schemas";
 
 export const connectionIdPattern = /^whc_[A-Za-z0-9_-]{32}$/;
 
@@ -43,7 +43,7 @@ export async function ingestWebhook(options: {
     return id;
   };
   let providerEventId = identify(connection);
-  const eventType = typeof payload.type === "string" ? payload.type.slice(0, 200) : "";
+  const eventType = typeof payload.type === "string" ? storedEventType(payload.type) : "";
   const eventId = `whe_${randomBytes(16).toString("base64url")}`;
   options.annotate?.({ webhookEventId: eventId, eventType });
 
@@ -102,6 +102,17 @@ const signatureDetail: Record<VerifyFailure, string> = {
   "stale-timestamp": "The signature timestamp is outside the connection's tolerance.",
   "no-match": "The signature does not match the body with any of the connection's secrets.",
 };
+
+// What is stored (and looked up in the outcome map) as the event's type. A type longer than any
+// outcome key (200 characters) is cut and marked with "…", which makes it 201 characters: it can
+// never equal a key, so it is unmapped, as the whole type would be. (Cut to 200, it could equal
+// a key its first 200 characters spell, and settle an operation the provider never said.) The cut
+// never splits a surrogate pair.
+export function storedEventType(type: string): string {
+  if (type.length <= MAX_EVENT_TYPE_LENGTH) return type;
+  const cut = type.slice(0, MAX_EVENT_TYPE_LENGTH);
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit/record-audit";
-import { encryptSecret } from "@/lib/crypto/secret-box";
+import { decryptSecret, encryptSecret } from "@/lib/crypto/secret-box";
 import { ProblemError } from "@/lib/http/problem";
 import { schemeToDb, webhookConnectionView, type WebhookConnectionRow } from "@/lib/webhooks/webhook-connection-view";
 import type { WebhookConnectionRequest, WebhookConnectionView } from "@/lib/webhooks/webhook-schemas";
@@ -33,6 +33,13 @@ export async function putWebhookConnection(options: {
       const message = previous ? "changing the scheme needs the new scheme's secrets" : "required when the connection is created";
       throw new ProblemError("invalid-request", `secrets: ${message}`, { extras: { errors: [{ path: "secrets", message }] } });
     }
+    // A PUT that changes nothing leaves the row, its version and the audit log alone. Every
+    // version move makes deliveries in flight on other instances verify again, and two moves
+    // close together turn one into a 503: a deploy script that PUTs its connections on every run
+    // must not cost the provider retries.
+    if (previous && sameConnection(previous, input, options.serverSecret)) {
+      return { created: false, connection: webhookConnectionView(previous, origin) };
+    }
     const rows = await tx.$queryRaw<(WebhookConnectionRow & { inserted: boolean })[]>`
       INSERT INTO webhook_connection (id, tenant_id, name, scheme, secrets_encrypted, tolerance_seconds, correlation_path, outcomes,
         payload_retention_days)
@@ -60,4 +67,19 @@ export async function putWebhookConnection(options: {
     });
     return { created: row.inserted, connection };
   });
+}
+
+function sameConnection(row: WebhookConnectionRow, input: WebhookConnectionRequest, serverSecret?: string): boolean {
+  if (row.scheme !== schemeToDb(input.scheme) || row.tolerance_seconds !== input.toleranceSeconds) return false;
+  if (row.correlation_path !== input.correlation.path || row.payload_retention_days !== input.payloadRetentionDays) return false;
+  const stored = Object.entries(row.outcomes);
+  if (stored.length !== Object.keys(input.outcomes).length || stored.some(([type, outcome]) => !Object.hasOwn(input.outcomes, type) || input.outcomes[type] !== outcome)) return false;
+  if (!input.secrets) return true;
+  // The same secrets sent again (encryption is randomised, so compare them decrypted); a stored
+  // secret this server's key cannot open counts as changed.
+  try {
+    return input.secrets.length === row.secrets_encrypted.length && row.secrets_encrypted.every((box, i) => decryptSecret(box, serverSecret) === input.secrets?.[i]);
+  } catch {
+    return false;
+  }
 }

@@ -22,6 +22,10 @@ const correlationPathSchema = z
   .max(200)
   .regex(/^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+){0,15}$/, "must be a dotted path such as data.metadata.tollgate_operation");
 
+// The longest event type an outcome map may name; ingest marks a longer type as cut, so it
+// matches no key (storedEventType in ingest-webhook.ts).
+export const MAX_EVENT_TYPE_LENGTH = 200;
+
 export const webhookConnectionRequestSchema = z
   .object({
     scheme: z.enum(webhookSchemes),
@@ -29,7 +33,7 @@ export const webhookConnectionRequestSchema = z
     secrets: z.array(secretSchema).min(1).max(5).optional(),
     toleranceSeconds: z.number().int("must be a whole number").min(1).max(3600).default(300),
     correlation: z.object({ path: correlationPathSchema }).strict(),
-    outcomes: jsonRecord(z.string().min(1).max(200), z.enum(["succeeded", "failed"]))
+    outcomes: jsonRecord(z.string().min(1).max(MAX_EVENT_TYPE_LENGTH), z.enum(["succeeded", "failed"]))
       .default({})
       .refine((o) => Object.keys(o).length <= 200, { message: "at most 200 event types" }),
     payloadRetentionDays: z.number().int("must be a whole number").min(1).max(3650).default(30),

@@ -180,6 +180,10 @@ describe("rejection, expiry and changed args", () => {
     expect((await stored(swept.operationId)).op.state).toBe("rejected");
     expect((await stored(fresh.operationId)).approvals[0]!.state).toBe("pending");
     expect(await expireDueApprovals(app.db)).toBe(0);
+    // Whoever expired it (the sweep, or an earlier decision), every later decision hears why.
+    expectProblem(await decide(swept.approvalId, acme.approver, { decision: "approve" }), 409, "approval-expired");
+    expectProblem(await decide(decidedLate.approvalId, acme.admin, { decision: "reject", reason: "late" }), 409, "approval-expired");
+    expect((await stored(swept.operationId)).approvals[0]).toMatchObject({ state: "expired", decidedBy: "system:approval-expiry" });
   });
 
   it("changed args under the same key → 422 with the differing paths, never a second approval", async () => {

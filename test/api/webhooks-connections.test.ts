@@ -116,6 +116,25 @@ describe("creating and reading a connection", () => {
     expect((await audit("tickets")).map((a) => a.action)).toEqual(["webhook_connection.created", "webhook_connection.replaced"]);
   });
 
+  it("a PUT that changes nothing (the same secrets sent again, outcomes in another order) leaves the version and the audit log alone", async () => {
+    const same = { scheme: "standard-webhooks" as const, toleranceSeconds: 120, outcomes: { "ticket.closed": "succeeded", "ticket.created": "succeeded" } as const };
+    const before = await stored(acme.tenantId, "tickets");
+
+    const replies = await Promise.all([putConnection(app.baseUrl, acme.admin, "tickets", same), putConnection(app.baseUrl, acme.admin, "tickets", { ...same, secrets: [secret] })]);
+
+    for (const res of replies) expectDocumented(res, CONNECTION, "put", 200);
+    expect(replies[0].body).toEqual(replies[1].body);
+    const after = await stored(acme.tenantId, "tickets");
+    expect(after).toEqual(before);
+    expect((await audit("tickets")).map((a) => a.action)).toEqual(["webhook_connection.created", "webhook_connection.replaced"]);
+    // Any difference is a change: the same secrets in another count rotate them.
+    const rotated = await putConnection(app.baseUrl, acme.admin, "tickets", { ...same, secrets: [secret, newStandardSecret()] });
+    expect(rotated.body.secretCount).toBe(2);
+    expect((await stored(acme.tenantId, "tickets"))!.updatedAt.getTime()).toBeGreaterThan(after!.updatedAt.getTime());
+    const back = await putConnection(app.baseUrl, acme.admin, "tickets", { ...same, secrets: [secret] });
+    expect(back.body.secretCount).toBe(1);
+  });
+
   it("documents the ingest's other answers too: duplicate, invalid signature, unknown endpoint", async () => {
     const row = await stored(acme.tenantId, "tickets");
     const signed = signStandard(secret, ticketEvent("ticket.created", null));

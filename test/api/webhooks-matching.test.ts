@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getOperationTrace } from "@/lib/console/operation-trace";
 import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -50,6 +51,12 @@ async function claimNew(keys: TenantKeys = acme, tool = TOOL): Promise<Claimed> 
   return { operationId: res.body.operationId, token: res.body.attempt.fencingToken, downstreamKey: res.body.downstreamKey };
 }
 
+async function claimWithKey(key: string, status = 201): Promise<Claimed & Reply> {
+  const res = await claim(app.baseUrl, acme.agent, key, { tool: TOOL, args: { title: "Printer on fire" } });
+  expect(res.status, res.text).toBe(status);
+  return { ...res, operationId: res.body.operationId, token: res.body.attempt?.fencingToken, downstreamKey: res.body.downstreamKey };
+}
+
 function complete(op: Claimed, outcome: string, extra: Record<string, unknown> = {}, keys: TenantKeys = acme): Promise<Reply> {
   return call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
     key: keys.agent,
@@ -96,22 +103,74 @@ describe("a webhook before the agent's complete", () => {
     expect(attempt.outcome).toBeNull();
   });
 
-  it("the agent's later complete with the same outcome gets 200 and changes nothing but its attempt", async () => {
-    const op = await claimNew();
+  it("the agent's later complete with the same outcome gets 200, and its result becomes the one every replay returns", async () => {
+    const key = `idem-${randomUUID()}`;
+    const op = await claimWithKey(key);
     await send("ticket.created", op.operationId);
     const settled = await operation(op.operationId);
+    expect(settled.result).toEqual({ statusCode: null, body: null, resourceId: null });
 
-    const res = await complete(op, "succeeded", { result: { statusCode: 201, body: { ticket: "T-9" }, resourceId: "T-9" } });
+    const result = { statusCode: 201, body: { ticket: "T-9" }, resourceId: "T-9" };
+    const res = await complete(op, "succeeded", { result, provider: { requestId: "req_9" } });
 
     expect(res.status, res.text).toBe(200);
     expect(res.body.state).toBe("succeeded");
     const after = await operation(op.operationId);
     expect(after.flaggedAt).toBeNull();
     expect(after.resolution).toEqual(settled.resolution);
-    expect((await app.db.attempt.findFirstOrThrow({ where: { operationId: op.operationId } })).outcome).toBe("succeeded");
-    // An agent retrying the claim gets the stored outcome.
-    const replay = await call(app.baseUrl, "GET", `/api/v1/operations/${op.operationId}`, { key: acme.agent });
-    expect(replay.body.state).toBe("succeeded");
+    expect(after.result).toEqual(result);
+    const attempt = await app.db.attempt.findFirstOrThrow({ where: { operationId: op.operationId } });
+    expect([attempt.outcome, attempt.provider]).toEqual(["succeeded", { requestId: "req_9" }]);
+    expect(await audits(op.operationId, "operation.complete_agreed")).toMatchObject([{ after: { resultStored: true, result } }]);
+    // An agent retrying the claim gets the stored outcome with the result, the same bytes every time.
+    const replays = [await claimWithKey(key, 200), await claimWithKey(key, 200)];
+    expect(replays[0]!.text).toBe(replays[1]!.text);
+    expect(replays[0]!.body.result).toEqual(result);
+    // The same complete again changes nothing.
+    const again = await complete(op, "succeeded", { result, provider: { requestId: "req_9" } });
+    expect(again.status, again.text).toBe(200);
+    expect(await audits(op.operationId, "operation.complete_agreed")).toHaveLength(1);
+  });
+
+  it("once a replay was served, an agreeing complete's result is kept on the trace, not stored: replays stay byte-for-byte the same", async () => {
+    const key = `idem-${randomUUID()}`;
+    const op = await claimWithKey(key);
+    await send("ticket.created", op.operationId);
+    const before = await claimWithKey(key, 200);
+
+    const result = { statusCode: 201, body: { ticket: "T-11" }, resourceId: "T-11" };
+    const res = await complete(op, "succeeded", { result });
+
+    expect(res.status, res.text).toBe(200);
+    expect((await operation(op.operationId)).result).toEqual({ statusCode: null, body: null, resourceId: null });
+    expect((await claimWithKey(key, 200)).text).toBe(before.text);
+    expect(await audits(op.operationId, "operation.complete_agreed")).toMatchObject([{ after: { resultStored: false, result } }]);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    const end = trace?.timeline.find((e) => e.key === "attempt-1-end");
+    expect(end?.json).toEqual([{ label: "Result reported", value: result }]);
+  });
+
+  it("the attempt a webhook settled under a live lease may still report its effects' provider ids; a new effect gets 409 already-resolved", async () => {
+    const op = await claimNew();
+    expect((await putEffect(op, "create", "intended")).status).toBe(200);
+    await send("ticket.created", op.operationId);
+
+    const sent = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, provider: "tickets", state: "sent", providerRequestId: "req_1" },
+    });
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body).toMatchObject({ state: "sent", providerRequestId: "req_1" });
+
+    const another = await putEffect(op, "notify", "intended");
+    expect([another.status, another.body.code], another.text).toEqual([409, "already-resolved"]);
+    expect(another.body.detail).toContain("already resolved as succeeded");
+    expect(await app.db.sideEffect.count({ where: { operationId: op.operationId } })).toBe(1);
+
+    // Once the attempt completed, it is over: the usual lease-lost.
+    expect((await complete(op, "succeeded")).status).toBe(200);
+    const late = await putEffect(op, "create", "confirmed");
+    expect([late.status, late.body.code], late.text).toEqual([409, "lease-lost"]);
   });
 
   it("the agent's later complete with a different outcome gets 409 already-resolved, and the conflict is flagged", async () => {
@@ -327,6 +386,28 @@ describe("events that wait in the inbox", () => {
     expect(res.body.status).toBe("unmapped");
     expect(await event(res.body.eventId)).toMatchObject({ status: "unmapped", operationId: op.operationId, outcome: null });
     expect(await operation(op.operationId)).toEqual(before);
+  });
+});
+
+describe("a long event type", () => {
+  it("longer than any outcome key: stored cut and marked, and unmapped although its first 200 characters are a mapped type", async () => {
+    const mapped = `ticket.created.${"x".repeat(185)}`;
+    expect(mapped).toHaveLength(200);
+    const put = await call(app.baseUrl, "PUT", "/api/v1/webhook-connections/long-types", {
+      key: acme.admin,
+      body: { scheme: "standard-webhooks", secrets: [secret], correlation: { path: "data.metadata.tollgate_operation" }, outcomes: { [mapped]: "succeeded" } },
+    });
+    expect(put.status, put.text).toBe(201);
+    const op = await claimNew();
+
+    const res = await deliver(app.baseUrl, put.body.connectionId, signStandard(secret, ticketEvent(`${mapped}.reverted`, op.operationId)));
+
+    expect([res.status, res.body.status], res.text).toEqual([200, "unmapped"]);
+    expect((await event(res.body.eventId)).eventType).toBe(`${mapped}…`);
+    expect((await operation(op.operationId)).state).toBe("processing");
+    // The cut never leaves half of a surrogate pair.
+    const emoji = await deliver(app.baseUrl, put.body.connectionId, signStandard(secret, ticketEvent(`${"a".repeat(199)}😀`, null)));
+    expect((await event(emoji.body.eventId)).eventType).toBe(`${"a".repeat(199)}…`);
   });
 });
 
