@@ -19,6 +19,7 @@ export const knownAuditActions = [
   "operation.resolved",
   "operation.complete_conflict",
   "operation.complete_agreed",
+  "operation.late_report_refused",
   "operation.webhook_conflict",
   "operation.webhook_matched",
   "webhook_event.",

@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import { webhookEventsTraceSource } from "@/lib/console/webhook-trace-source";
 import { sideEffectsTraceSource } from "@/lib/side-effects/side-effect-trace-source";
 import { probesTraceSource } from "@/lib/probes/probe-trace-source";
+import { lateReportsTraceSource } from "@/lib/operations/late-report-trace-source";
 import { isStorableText } from "@/lib/console/storable-text";
 
 // The operation trace: ONE timeline, oldest first, of everything that happened to an
@@ -483,7 +484,7 @@ const countersSource = defineSource({
 // Order matters only for audit matching: attempts take their audit events first.
 export const traceSources: TraceSource<unknown>[] = [attemptsSource, claimSource, approvalsSource, resolutionsSource, flagSource, countersSource,
   defineSource(webhookEventsTraceSource),
-  defineSource(sideEffectsTraceSource), defineSource(probesTraceSource)];
+  defineSource(sideEffectsTraceSource), defineSource(probesTraceSource), defineSource(lateReportsTraceSource)];
 
 function auditEntry(a: TraceAudit): TraceEntry {
   const before = (a.before as { state?: string } | null)?.state;

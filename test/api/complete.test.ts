@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getOperationTrace } from "@/lib/console/operation-trace";
 import { sha256Hex } from "@/lib/crypto/digest";
 import { call, claim, type Reply } from "../support/http";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
@@ -290,18 +291,33 @@ describe("complete: the lease holder reports the outcome", () => {
     expect((await operation(b.operationId)).flaggedAt).toBeNull();
   });
 
-  it("a stale token (its attempt was taken over) → 409 lease-lost, and nothing changes", async () => {
+  it("a stale token (its attempt was taken over) → 409 lease-lost, and nothing changes; the refused report is kept in the audit log as evidence, once", async () => {
     const tool = await createTool({ leaseSeconds: 1, takeover: "deduplicated" });
     const op = await claimNew(tool);
     await waitUntil(op.operationId, "lease expired");
     const takeover = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
     expect(takeover.status, takeover.text).toBe(201);
     const before = await snapshot(op.operationId);
+    const report = { fencingToken: op.token, outcome: "succeeded", result: { body: { from: "stale" }, resourceId: "ch_stale" }, provider: { requestId: "req_stale" } };
 
-    const res = await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded", result: { body: { from: "stale" } } });
+    const replies = [await complete(op.operationId, report), await complete(op.operationId, report)];
 
-    expectProblem(res, 409, "lease-lost");
-    expect(await snapshot(op.operationId)).toEqual(before);
+    for (const res of replies) expectProblem(res, 409, "lease-lost");
+    const after = await snapshot(op.operationId);
+    expect({ operation: after.operation, attempts: after.attempts }).toEqual({ operation: before.operation, attempts: before.attempts });
+    expect(after.audit.slice(0, before.audit.length)).toEqual(before.audit);
+    expect(after.audit.slice(before.audit.length)).toMatchObject([
+      {
+        action: "operation.late_report_refused",
+        actor: expect.stringMatching(/^api-key:/),
+        after: { reportingAttempt: 1, newestAttempt: 2, reportedOutcome: "succeeded", result: { resourceId: "ch_stale" }, provider: { requestId: "req_stale" } },
+        reason: "attempt 1 reported succeeded after attempt 2 took over; refused (lease-lost)",
+      },
+    ]);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    expect(trace?.timeline.filter((e) => e.kind === "late-report")).toMatchObject([
+      { tone: "bad", title: "Late report refused: attempt 1 said succeeded after attempt 2 took over", json: [{ label: "Result reported", value: report.result }] },
+    ]);
   });
 
   it.each([

@@ -132,6 +132,14 @@ describe("lease expiry with takeover never", () => {
     const stored = await operation(operationId);
     expect(stored).toMatchObject({ state: "unknown", result: null, attemptCount: 1 });
     expect((await attemptsOf(operationId)).map((t) => [t.number, t.outcome, t.completeDigest])).toEqual([[1, "lease_lost", null]]);
+    // What A said is kept for the operator who settles the unknown outcome.
+    const kept = await app.db.auditEvent.findMany({ where: { targetId: operationId, action: "operation.late_report_refused" } });
+    expect(kept).toMatchObject([
+      {
+        after: { reportingAttempt: 1, newestAttempt: 1, reportedOutcome: "succeeded", result: { body: { charge: "ch_from_A" } } },
+        reason: "attempt 1 reported succeeded after its lease expired and the operation became unknown; refused (lease-lost)",
+      },
+    ]);
   });
 
   it("a late complete by A before anyone else claimed is still accepted: nobody took over, and it is the truth", async () => {

@@ -6,7 +6,9 @@
 -- agrees with a webhook's (or an operator's) earlier resolution was accepted and its result
 -- dropped: the operation kept the webhook's empty result, so every replay answered "succeeded"
 -- with statusCode, body and resourceId null, and the result reached neither the operation nor the
--- audit log. See the agrees branch.
+-- audit log. See the agrees branch. And a late report refused with lease-lost (its attempt was
+-- taken over, or the operation became unknown) vanished without a trace, although it is the
+-- evidence an operator needs: it is now kept in the audit log; nothing else changes.
 CREATE OR REPLACE FUNCTION tollgate_complete(p_tenant_id text, p_api_key_id text, p_allowed_tools text[], p_op_id text, p_token bigint,
   p_outcome text, p_retryable boolean, p_result jsonb, p_error jsonb, p_provider jsonb, p_digest text, p_actor text)
 RETURNS jsonb LANGUAGE plpgsql AS $$
@@ -36,6 +38,20 @@ BEGIN
   END IF;
   IF v_op.fencing_token <> p_token OR v_op.state IN ('pending', 'unknown', 'awaiting_approval') THEN
     -- A newer attempt holds the operation, or the lease ran out and the outcome became unknown.
+    -- The report changes nothing, but what it says is evidence: a taken-over attempt that says
+    -- it succeeded may have acted a second time (if the provider did not dedupe on the downstream
+    -- key), and one whose outcome became unknown may say what happened. It goes to the audit log
+    -- (and so the trace), once per distinct report.
+    PERFORM 1 FROM audit_event WHERE tenant_id = p_tenant_id AND target_type = 'operation' AND target_id = p_op_id
+      AND action = 'operation.late_report_refused' AND after ->> 'digest' = p_digest;
+    IF NOT FOUND THEN
+      PERFORM tollgate_audit(p_tenant_id, p_actor, 'operation.late_report_refused', v_op.id, jsonb_build_object('state', v_op.state),
+        jsonb_build_object('reportingAttempt', v_att.number, 'newestAttempt', v_op.attempt_count, 'reportedOutcome', p_outcome,
+          'result', p_result, 'error', p_error, 'provider', p_provider, 'digest', p_digest),
+        CASE WHEN v_op.fencing_token <> p_token
+          THEN format('attempt %s reported %s after attempt %s took over; refused (lease-lost)', v_att.number, p_outcome, v_op.attempt_count)
+          ELSE format('attempt %s reported %s after its lease expired and the operation became %s; refused (lease-lost)', v_att.number, p_outcome, v_op.state) END);
+    END IF;
     RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(v_op));
   END IF;
 
