@@ -131,6 +131,27 @@ describe("approvals (approver)", () => {
     await page.context().close();
   });
 
+  it("an approver who loses the race is told the decision was not recorded, and who decided what", async () => {
+    const asked = await claim(app.baseUrl, acme.agent, "race-case", { tool: TOOL, args: { ...ARGS, amount: 11 } });
+    expect(asked.status, asked.text).toBe(202);
+    const approvalId: string = asked.body.approval.id;
+    const page = await newPage(approver);
+    await page.goto(`${app.baseUrl}/t/acme/approvals/${approvalId}`);
+    await page.getByLabel(/^Reason/).fill("Not this one");
+    // Another approver decides first, through the API, while this page is open.
+    const other = await call(app.baseUrl, "POST", `/api/v1/approvals/${approvalId}/decision`, { key: acme.approver, body: { decision: "approve" } });
+    expect(other.status, other.text).toBe(200);
+
+    await page.getByRole("button", { name: "Reject" }).click();
+
+    const alert = page.getByRole("alert").filter({ hasText: "was not recorded" });
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/^Your rejection was not recorded: this request was already approved by api-key:/);
+    await screenshot(page, "approval-race-not-recorded");
+    expect(await app.db.approval.findUniqueOrThrow({ where: { id: approvalId } })).toMatchObject({ state: "approved", reason: null });
+    await page.context().close();
+  });
+
   it("a viewer reads approvals but gets no decision form", async () => {
     const tool = await claim(app.baseUrl, acme.agent, "viewer-case", { tool: TOOL, args: { ...ARGS, amount: 10 } });
     expect(tool.status).toBe(202);

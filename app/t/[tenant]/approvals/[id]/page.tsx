@@ -15,8 +15,15 @@ import { ToolHints } from "../_components/tool-hints";
 export const dynamic = "force-dynamic";
 
 // GET /t/{tenant}/approvals/{id} – one request for a person's yes: what exactly would run, who asks, and whether it looks like a duplicate
-export default async function ApprovalPage({ params }: { params: Promise<{ tenant: string; id: string }> }) {
+export default async function ApprovalPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ tenant: string; id: string }>;
+  searchParams: Promise<{ notRecorded?: string | string[] }>;
+}) {
   const { tenant: slug, id } = await params;
+  const { notRecorded } = await searchParams;
   const { user, tenant } = await requireConsole(slug);
   // An id PostgreSQL cannot take names no approval (see isStorableText); asked for, it would be a 500.
   const detail = isStorableText(id) ? await getApprovalDetail({ db: db(), tenantId: tenant.id, approvalId: id }) : null;
@@ -46,8 +53,12 @@ export default async function ApprovalPage({ params }: { params: Promise<{ tenan
                 {" "}in workflow <code>{a.workflowId}</code>
               </>
             ) : null}
-            {" · "}
-            {a.state === "pending" ? <Countdown until={a.expiresAt} now={now} /> : null}
+            {a.state === "pending" ? (
+              <>
+                {" · "}
+                <Countdown until={a.expiresAt} now={now} />
+              </>
+            ) : null}
             {" · "}
             <Link href={`${base}/operations/${a.operationId}`}>operation trace</Link>
           </p>
@@ -94,6 +105,12 @@ export default async function ApprovalPage({ params }: { params: Promise<{ tenan
       ) : (
         <section className="panel" aria-labelledby="decision-title">
           <h2 id="decision-title">Decision</h2>
+          {(notRecorded === "approve" || notRecorded === "reject") && a.state !== "pending" ? (
+            <p className="error" role="alert">
+              Your {notRecorded === "approve" ? "approval" : "rejection"} was not recorded: this request was already{" "}
+              {a.state === "expired" ? "expired" : `${a.state} by ${a.decidedBy ?? "someone else"}`}, as shown below.
+            </p>
+          ) : null}
           <p>
             <StateBadge state={a.state === "pending" ? "rejected" : a.state} />{" "}
             {a.state === "pending" ? "Expired undecided; the next claim or the sweep records it." : <>by {a.decidedBy} <TimeAgo at={a.decidedAt} now={now} /></>}

@@ -5,7 +5,8 @@ import { useId, useRef, useState, type FormEvent } from "react";
 import { sendJson } from "../../_components/send-json";
 
 // Approve or reject, with a reason (required to reject). The server decides with a
-// compare-and-set: if another approver got there first, this form shows who and what.
+// compare-and-set: if another approver got there first, the page says this decision was not
+// recorded, and shows who decided what.
 export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; approvalId: string; tool: string }) {
   const router = useRouter();
   const id = useId();
@@ -30,7 +31,13 @@ export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; app
       reason: reason.trim() || undefined,
     });
     setBusy(null);
-    // Either way the page shows the approval as it now stands (another approver may have decided).
+    if (!res.ok && res.status === 409) {
+      // Another approver (or the expiry) got there first. This form disappears with the pending
+      // state, so the page itself says that this decision was not recorded, and what was.
+      router.replace(`?notRecorded=${decision}`, { scroll: false });
+      return;
+    }
+    // Either way the page shows the approval as it now stands.
     if (!res.ok) setError(res.detail);
     router.refresh();
   }
