@@ -1,5 +1,6 @@
 "use client";
 
+import { useRouter } from "next/navigation";
 import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
 import type { ResolveManyResult } from "@/lib/console/resolve-many";
@@ -38,6 +39,9 @@ export function ResolveDialog(props: {
   const [evidence, setEvidence] = useState("");
   const [errors, setErrors] = useState<{ outcome?: string; reason?: string; form?: string }>({});
   const [busy, setBusy] = useState(false);
+  // Someone else settled the operation while this form was open: the page behind is out of date.
+  const [overtaken, setOvertaken] = useState(false);
+  const router = useRouter();
   const bulk = operationIds.length > 1;
 
   useEffect(() => {
@@ -54,6 +58,10 @@ export function ResolveDialog(props: {
     setResourceId("");
     setEvidence("");
     setErrors({});
+    if (overtaken) {
+      setOvertaken(false);
+      router.refresh();
+    }
     onClose();
   }
 
@@ -92,7 +100,11 @@ export function ResolveDialog(props: {
       });
       const answer = (await res.json().catch(() => null)) as Record<string, unknown> | null;
       if (!res.ok) {
-        setErrors({ form: typeof answer?.detail === "string" ? answer.detail : `The server answered ${res.status}.` });
+        const detail = typeof answer?.detail === "string" ? answer.detail : `The server answered ${res.status}.`;
+        // The form stays open with the server's account of who settled it (the page would
+        // otherwise refresh this form away); closing it shows the operation as it now stands.
+        if (res.status === 409) setOvertaken(true);
+        setErrors({ form: res.status === 409 ? `${detail} Nothing was recorded from this form; close it to see the operation as it stands.` : detail });
         return;
       }
       onResolved(bulk ? { kind: "bulk", result: answer as ResolveManyResult } : { kind: "single", operationId: single, state: String(answer?.state) });

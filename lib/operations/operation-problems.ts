@@ -1,5 +1,5 @@
 import { ProblemError } from "@/lib/http/problem";
-import type { SqlOperation } from "@/lib/operations/operation-view";
+import { iso, type SqlOperation } from "@/lib/operations/operation-view";
 
 // Turns the problem codes the operation SQL functions return into problem+json errors.
 export function throwOperationProblem(code: string, op?: SqlOperation, detail?: string): never {
@@ -23,9 +23,18 @@ export function throwOperationProblem(code: string, op?: SqlOperation, detail?: 
     case "invalid-state":
       throw new ProblemError(
         "invalid-state",
-        `Only an unknown operation, or a processing one whose lease has expired, can be resolved; this one is ${op?.state ?? "in another state"}.`,
+        `Only an unknown operation, or a processing one whose lease has expired, can be resolved; this one is ${op?.state ?? "in another state"}${settledBy(op)}.`,
         { extras },
       );
   }
   throw new Error(`operation SQL returned an unexpected answer: ${code}`);
+}
+
+// Who settled it, when and why, for the person whose resolve came second (an operator's form,
+// an admin script): ", resolved as failed by user:ana@example.com at … (reason: …)".
+function settledBy(op?: SqlOperation): string {
+  const r = op?.resolution;
+  if (!r) return "";
+  const reason = r.reason ? ` (reason: ${r.reason.length > 200 ? `${r.reason.slice(0, 200)}…` : r.reason})` : "";
+  return `, resolved as ${r.outcome} by ${r.by} at ${iso(r.at)}${reason}`;
 }

@@ -235,6 +235,9 @@ describe("console: resolving one operation", () => {
 
     expectProblem(res, 409, "invalid-state");
     expect(res.body.state).toBe("succeeded");
+    // The second person learns who got there first, when and why.
+    const first = before.op.resolution as { by: string; at: string; reason: string };
+    expect(res.body.detail).toContain(`this one is succeeded, resolved as succeeded by ${first.by} at ${new Date(first.at).toISOString()} (reason: ${first.reason})`);
     expect(await snapshot(id)).toEqual(before);
   });
 

@@ -227,6 +227,33 @@ describe("reconcile queue (operator)", () => {
     for (const id of [chosen[0]!, chosen[2]!]) expect((await operation(id)).state).toBe("pending");
     await context.close();
   });
+
+  it("a single resolve that someone beat through the API says who settled it, records nothing, and closing shows the queue as it stands", async () => {
+    const context = await newContext();
+    const page = await openQueue(context, operator);
+    const [target] = await queueInDb();
+    if (!target) throw new Error("queue is empty");
+    await page.getByRole("button", { name: `Resolve ${target}` }).click();
+    const dialog = page.getByRole("dialog", { name: "Resolve operation" });
+    await dialog.waitFor();
+    await dialog.getByRole("radio", { name: /^Succeeded/ }).check();
+    await dialog.getByLabel("Reason (required)").fill("Saw the ticket in the provider's console");
+    const apiReason = "no ticket at the provider";
+    const viaApi = await call(app.baseUrl, "POST", `/api/v1/operations/${target}/resolve`, { key: acme.admin, body: { outcome: "failed", reason: apiReason } });
+    expect(viaApi.status, viaApi.text).toBe(200);
+
+    await dialog.getByRole("button", { name: "Resolve", exact: true }).click();
+
+    const refusal = dialog.getByText("Nothing was recorded from this form");
+    await refusal.waitFor({ timeout: 15_000 });
+    expect(await refusal.textContent()).toMatch(new RegExp(`this one is failed, resolved as failed by api-key:\\S+ at \\S+ \\(reason: ${apiReason}\\)`));
+    await screenshot(page, "reconcile-single-overtaken");
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await expect.poll(() => shownQueue(page), { timeout: 15_000 }).not.toContain(target);
+    expect(await operation(target)).toMatchObject({ state: "failed", resolution: { reason: apiReason } });
+    expect((await resolvedEvents(target)).map((e) => e.actor)).toEqual([expect.stringMatching(/^api-key:/)]);
+    await context.close();
+  });
 });
 
 describe("reconcile queue (viewer)", () => {
