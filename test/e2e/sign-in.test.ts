@@ -101,4 +101,28 @@ describe("console sign-in", () => {
     expect(missing?.status()).toBe(404);
     await context.close();
   });
+
+  it("answers what does not exist with a page that says so and where to go, inside the console for a member", async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, app.baseUrl, login);
+    const sections = page.getByRole("navigation", { name: "Console sections" });
+
+    // Another tenant (or none): the root page, which links home; no console navigation.
+    expect((await page.goto(`${app.baseUrl}/t/globex`))?.status()).toBe(404);
+    await page.getByRole("heading", { name: "Page not found" }).waitFor();
+    expect(await page.title()).toBe("Not found · Tollgate");
+    expect(await sections.count()).toBe(0);
+    await page.getByRole("link", { name: "Go to your console" }).click();
+    await page.waitForURL((url) => url.pathname === "/t/acme");
+
+    // In the member's tenant: an unknown section, an unknown approval. The console's own page.
+    for (const path of ["/t/acme/nope", "/t/acme/approvals/apr_nope"]) {
+      expect((await page.goto(`${app.baseUrl}${path}`))?.status(), path).toBe(404);
+      await page.getByRole("heading", { name: "Not found", exact: true }).waitFor();
+      expect(await sections.count(), path).toBe(1);
+      expect(await page.getByRole("link", { name: "Back to the overview" }).getAttribute("href")).toBe("/t/acme");
+    }
+    await screenshot(page, "console-not-found");
+    await context.close();
+  });
 });
