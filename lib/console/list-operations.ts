@@ -137,7 +137,9 @@ function filterSql(tenantId: string, query: OperationsQuery): Prisma.Sql {
 
 // The search box: an operation id, a downstream key, a resource id, or a key digest or its hex
 // prefix (8+ characters). Not the raw Idempotency-Key: typed here it would travel in the URL,
-// browser history and saved views, and raw keys are never stored or logged. Each arm has an
+// browser history and saved views, and raw keys are never stored or logged (the page's "Find by
+// Idempotency-Key" POSTs a raw key to /api/console/{tenant}/operations/key-digest and searches
+// the digest it gets back). Each arm has an
 // index; PostgreSQL ORs the bitmaps.
 // The other filters apply on top of the matches.
 function searchSql(q: string): Prisma.Sql {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { sha256Hex } from "@/lib/crypto/digest";
 import { clickThrough, createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { claimNew, createMix, putStandardTools, TOOLS, type AgentOp, type Mix, type World } from "../support/console-data";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -158,6 +159,27 @@ describe("operations table (viewer)", () => {
     await expect.poll(() => param(page, "q"), { timeout: 10_000 }).toBe(target.operationId);
     await expectRows(page, [target.operationId], "Rows 1–1 of 1");
     await screenshot(page, "operations-search");
+    await context.close();
+  });
+
+  it("finds an operation by the raw Idempotency-Key an operator has, without the key ever entering the address", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await openOperations(context);
+    const target = mix.succeeded[0]!;
+    const sent: string[] = [];
+    page.on("request", (r) => sent.push(r.url()));
+
+    await page.getByText("Find by Idempotency-Key").click();
+    await page.getByLabel("Raw key").fill("bad key with spaces");
+    await page.getByRole("button", { name: "Find", exact: true }).click();
+    await page.getByRole("alert").filter({ hasText: "visible ASCII" }).waitFor();
+    await page.getByLabel("Raw key").fill(target.idem);
+    await page.getByRole("button", { name: "Find", exact: true }).click();
+
+    await expect.poll(() => param(page, "q"), { timeout: 10_000 }).toBe(sha256Hex(target.idem));
+    await expectRows(page, [target.operationId], "Rows 1–1 of 1");
+    expect(sent.some((url) => url.includes(target.idem))).toBe(false);
+    await screenshot(page, "operations-find-by-key");
     await context.close();
   });
 });

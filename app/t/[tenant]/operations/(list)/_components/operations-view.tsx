@@ -17,6 +17,7 @@ import {
   type OperationSortColumn,
 } from "@/lib/console/operations-query";
 import { operationColumns, type OperationListItem } from "./operation-columns";
+import { KeyDigestFinder } from "./key-digest-finder";
 import { OperationFilters } from "./operation-filters";
 import { SavedViews, type SavedViewItem } from "./saved-views";
 
@@ -77,6 +78,7 @@ export function OperationsView(props: Props) {
     <div className="ops">
       <div className="ops-bar">
         <SavedViews tenant={props.tenant} views={props.views} current={viewQueryString(query)} />
+        <KeyDigestFinder tenant={props.tenant} onDigest={(q) => void setQuery({ q, ...operationsPositionReset }, { history: "push" })} />
         {filtered ? (
           <Link href={base} className="ops-clear">
             Clear filters
