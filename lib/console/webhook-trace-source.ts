@@ -70,7 +70,15 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
         fields: [
           ...field("Webhook event", e.id, "mono"),
           ...field("Provider event", e.providerEventId, "mono"),
-          ...field("Outcome it says", e.outcome ?? "none (its type maps to no outcome)"),
+          // An operator's match sets the event's outcome; what the provider's type mapped to
+          // before is in the match's audit event. Shown apart, so the trace never puts the
+          // operator's choice in the provider's mouth.
+          ...(e.decidedBy && e.status === "matched"
+            ? [
+                ...field("Outcome its type maps to", providerOutcome(eventAudits) ?? "none (its type maps to no outcome)"),
+                ...field("Outcome chosen by the operator", e.outcome),
+              ]
+            : field("Outcome it says", e.outcome ?? "none (its type maps to no outcome)")),
           ...field("Correlation value", e.correlationValue, "mono"),
           ...field("Decided by", decider),
           ...field("Reason", e.decidedBy ? e.reason : null),
@@ -81,6 +89,12 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       } satisfies TraceEntry;
     }),
 };
+
+function providerOutcome(audits: TraceAudit[]): string | null {
+  const match = audits.find((a) => a.action === "webhook_event.matched");
+  const before = (match?.before ?? null) as { outcome?: unknown } | null;
+  return typeof before?.outcome === "string" ? before.outcome : null;
+}
 
 function title(e: EventRow, settledIt: boolean, decider: string | null): string {
   const what = `Webhook ${e.eventType || "(no type)"} from ${e.connectionName}`;

@@ -110,6 +110,11 @@ describe("matching from the inbox", () => {
     const entry = trace!.timeline.find((e) => e.kind === "webhook");
     expect(entry?.title).toContain(`Webhook ticket.escalated from tickets · matched by ${as.admin.email} as failed`);
     expect(entry?.json.map((j) => j.label)).toEqual(["Webhook payload"]);
+    // The provider said nothing about the outcome; the operator chose it. The trace keeps the two apart.
+    expect(entry?.fields.filter((f) => f.label.startsWith("Outcome"))).toEqual([
+      { label: "Outcome its type maps to", value: "none (its type maps to no outcome)", format: undefined },
+      { label: "Outcome chosen by the operator", value: "failed", format: undefined },
+    ]);
     expect(entry?.audit.map((a) => a.action)).toContain("webhook_event.matched");
     expect(trace!.timeline.find((e) => e.kind === "resolution")?.fields).toContainEqual({ label: "Via", value: "webhook", format: undefined });
   });
