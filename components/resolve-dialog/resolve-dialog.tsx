@@ -8,9 +8,9 @@ import { DialogActions } from "@/components/ui/dialog-actions";
 
 export type ResolveOutcome =
   | { kind: "single"; operationId: string; state: string }
-  | { kind: "bulk"; result: ResolveManyResult };
+  | { kind: "bulk"; result: ResolveManyResult; outcome: Outcome };
 
-type Outcome = "succeeded" | "failed" | "retry";
+export type Outcome = "succeeded" | "failed" | "retry";
 
 const choices: { value: Outcome; label: string; hint: string }[] = [
   { value: "succeeded", label: "Succeeded", hint: "The effect happened. Retries with the same key get a stored success." },
@@ -24,6 +24,8 @@ const choices: { value: Outcome; label: string; hint: string }[] = [
 export function ResolveDialog(props: {
   tenant: string;
   operationIds: string[];
+  // Each operation's tool, when the caller knows it: a bulk resolve lists what it settles.
+  tools?: Record<string, string>;
   open: boolean;
   actor: string;
   onClose: () => void;
@@ -107,7 +109,9 @@ export function ResolveDialog(props: {
         setErrors({ form: res.status === 409 ? `${detail} Nothing was recorded from this form; close it to see the operation as it stands.` : detail });
         return;
       }
-      onResolved(bulk ? { kind: "bulk", result: answer as ResolveManyResult } : { kind: "single", operationId: single, state: String(answer?.state) });
+      onResolved(
+        bulk ? { kind: "bulk", result: answer as ResolveManyResult, outcome: parsed.data.outcome } : { kind: "single", operationId: single, state: String(answer?.state) },
+      );
       close();
     } catch {
       setErrors({ form: "Could not reach the server. Nothing was changed by this attempt; try again." });
@@ -117,16 +121,33 @@ export function ResolveDialog(props: {
   }
 
   const title = bulk ? `Resolve ${operationIds.length} operations` : "Resolve operation";
+  const distinctTools = [...new Set(operationIds.flatMap((opId) => (props.tools?.[opId] ? [props.tools[opId]] : [])))];
   return (
     <dialog ref={ref} className="resolve-dialog" aria-labelledby={`${id}-title`} onClose={close}>
       <form onSubmit={submit} noValidate className="stack">
         <div>
           <h2 id={`${id}-title`}>{title}</h2>
           {bulk ? (
-            <p className="muted">
-              One outcome and one reason for all {operationIds.length}. Each is resolved on its own: one that somebody settled meanwhile is
-              skipped and reported, never overwritten.
-            </p>
+            <>
+              <p className="muted">
+                One outcome and one reason for all {operationIds.length}. Each is resolved on its own: one that somebody settled meanwhile is
+                skipped and reported, never overwritten.
+              </p>
+              <ul className="compact-list resolve-dialog-ids" aria-label="Operations to resolve">
+                {operationIds.map((opId) => (
+                  <li key={opId}>
+                    <code>{opId}</code>
+                    {props.tools?.[opId] ? <> · {props.tools[opId]}</> : null}
+                  </li>
+                ))}
+              </ul>
+              {distinctTools.length > 1 ? (
+                <p className="warn-text" role="note">
+                  They are calls of {distinctTools.length} different tools ({distinctTools.join(", ")}): the outcome and the reason must be true for
+                  every one.
+                </p>
+              ) : null}
+            </>
           ) : (
             <p className="muted">
               <code>{operationIds[0]}</code>: nobody knows whether this call took effect. Check the provider first, then record what

@@ -177,13 +177,18 @@ describe("reconcile queue (operator)", () => {
     await page.getByRole("button", { name: "Resolve selected…" }).click();
     const dialog = page.getByRole("dialog", { name: "Resolve 3 operations" });
     await dialog.waitFor();
+    // The dialog lists what it will settle, with each operation's tool.
+    const listed = dialog.getByRole("list", { name: "Operations to resolve" }).getByRole("listitem");
+    expect(await listed.allTextContents()).toEqual(
+      await Promise.all(chosen.map(async (id) => `${id} · ${(await operation(id)).tool}`)),
+    );
     await dialog.getByRole("radio", { name: /^Succeeded/ }).check();
     const reason = "Provider dashboard shows all three charges captured.";
     await dialog.getByLabel("Reason (required)").fill(reason);
     await screenshot(page, "reconcile-bulk-dialog");
     await dialog.getByRole("button", { name: "Resolve 3" }).click();
 
-    await notice(page).filter({ hasText: "3 resolved." }).waitFor({ timeout: 15_000 });
+    await notice(page).filter({ hasText: "3 resolved as succeeded." }).waitFor({ timeout: 15_000 });
     await expect.poll(() => shownQueue(page), { timeout: 15_000 }).toEqual(queue.slice(3));
     await screenshot(page, "reconcile-after-bulk-resolve");
     for (const id of chosen) {
@@ -215,7 +220,7 @@ describe("reconcile queue (operator)", () => {
     await dialog.getByRole("button", { name: "Resolve 3" }).click();
     const summary = notice(page).filter({ hasText: "2 resolved" });
     await summary.waitFor({ timeout: 15_000 });
-    expect(await summary.locator("strong").textContent()).toMatch(/^2 resolved, 1 skipped \(already resolved by acme-admin\b.*\)\.$/);
+    expect(await summary.locator("strong").textContent()).toMatch(/^2 resolved as retry allowed, 1 skipped \(already resolved by acme-admin\b.*\)\.$/);
     expect(await summary.getByRole("listitem").count()).toBe(1);
     expect(await summary.getByRole("listitem").textContent()).toContain(raced);
     await expect.poll(() => shownQueue(page), { timeout: 15_000 }).toEqual(queue.slice(3));
@@ -323,7 +328,7 @@ describe("reconcile queue (operator, emptying it)", () => {
 
     await page.getByText("Nothing to reconcile").waitFor({ timeout: 15_000 });
     // The refresh that brought the empty state has landed; the summary is still there.
-    expect(await notice(page).filter({ hasText: `${queue.length} resolved.` }).isVisible()).toBe(true);
+    expect(await notice(page).filter({ hasText: `${queue.length} resolved as failed.` }).isVisible()).toBe(true);
     expect(await queueInDb()).toEqual([]);
     await screenshot(page, "reconcile-emptied");
     await context.close();

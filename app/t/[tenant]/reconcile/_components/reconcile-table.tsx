@@ -31,6 +31,7 @@ export function ReconcileTable({
   const router = useRouter();
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [dialogIds, setDialogIds] = useState<string[] | null>(null);
+  const toolsById = Object.fromEntries(rows.map((r) => [r.id, r.tool]));
   const [outcome, setOutcome] = useState<ResolveOutcome | null>(null);
   const selectAll = useRef<HTMLInputElement>(null);
   // Rows resolved and refreshed away no longer count as selected.
@@ -163,6 +164,7 @@ export function ReconcileTable({
         <ResolveDialog
           tenant={tenant}
           operationIds={dialogIds ?? []}
+          tools={toolsById}
           open={dialogIds !== null}
           actor={actor}
           onClose={() => setDialogIds(null)}

@@ -4,8 +4,9 @@ import Link from "next/link";
 import type { ResolveOutcome } from "@/components/resolve-dialog/resolve-dialog";
 
 const settled: Record<string, string> = { succeeded: "succeeded", failed: "failed", pending: "retry allowed" };
+const bulkLabel: Record<string, string> = { succeeded: "succeeded", failed: "failed", retry: "retry allowed" };
 
-// What the last resolve did: "N resolved, M skipped (already resolved by …)", with each row
+// What the last resolve did: "N resolved as <outcome>, M skipped (already resolved by …)", with each row
 // that was not resolved listed and linked, so nothing is silently dropped.
 export function ResolveSummary({ outcome, tenant, onDismiss }: { outcome: ResolveOutcome; tenant: string; onDismiss: () => void }) {
   if (outcome.kind === "single") {
@@ -25,7 +26,7 @@ export function ResolveSummary({ outcome, tenant, onDismiss }: { outcome: Resolv
   const others = r.results.filter((row) => row.status !== "resolved");
   const by = [...new Set(others.flatMap((row) => (row.status === "skipped" && row.resolvedByLabel ? [row.resolvedByLabel] : [])))];
   const parts = [
-    `${r.resolved} resolved`,
+    `${r.resolved} resolved${r.resolved ? ` as ${bulkLabel[outcome.outcome]}` : ""}`,
     r.skipped ? `${r.skipped} skipped (${by.length ? `already resolved by ${by.join(", ")}` : "no longer resolvable"})` : null,
     r.notFound ? `${r.notFound} not found` : null,
     r.failed ? `${r.failed} failed` : null,
