@@ -3,7 +3,8 @@ import type { ReactNode } from "react";
 import "./globals.css";
 
 export const metadata: Metadata = {
-  title: "Tollgate",
+  // Each page names itself ("Reconcile · Tollgate"): tabs and history tell the pages apart.
+  title: { template: "%s · Tollgate", default: "Tollgate" },
   description: "Makes AI-agent tool calls safe to retry",
 };
 

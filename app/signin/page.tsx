@@ -1,6 +1,9 @@
 import { Suspense } from "react";
 import { env } from "@/lib/env";
 import { SignInForm } from "./sign-in-form";
+import type { Metadata } from "next";
+
+export const metadata: Metadata = { title: "Sign in" };
 
 export const dynamic = "force-dynamic";
 

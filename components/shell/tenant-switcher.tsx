@@ -8,8 +8,8 @@ export function TenantSwitcher({ current, tenants }: { current: string; tenants:
   const pathname = usePathname();
   const section = pathname.split("/")[3] ?? "";
   return (
-    <label>
-      Tenant
+    <label className="tenant-switcher">
+      <span className="tenant-switcher-label">Tenant</span>
       <select
         value={current}
         onChange={(e) => router.push(`/t/${e.target.value}${section ? `/${section}` : ""}`)}

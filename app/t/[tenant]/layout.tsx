@@ -44,8 +44,15 @@ export default async function ConsoleLayout({ children, params }: { children: Re
           <TenantSwitcher current={tenant.slug} tenants={user.tenants} />
           <NavLinks items={items} />
           <div className="sidebar-foot">
-            <span title={user.email}>
-              {user.email} · <strong>{user.role}</strong>
+            {/* The address wraps in the sidebar and is cut with an ellipsis in the phone's top bar; the title always holds it whole. */}
+            <span className="who">
+              <span className="who-email" title={user.email}>
+                {user.email}
+              </span>
+              <span className="who-role">
+                {" "}
+                · <strong>{user.role}</strong>
+              </span>
             </span>
             <SignOutButton />
           </div>

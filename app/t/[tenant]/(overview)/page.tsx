@@ -10,6 +10,9 @@ import { PageHeader } from "@/components/ui/page-header";
 import { formatDuration } from "@/components/ui/time-ago";
 import { utcDateTime } from "@/components/timeline/format-time";
 import { StatCard } from "../_components/stat-card";
+import type { Metadata } from "next";
+
+export const metadata: Metadata = { title: "Overview" };
 
 export const dynamic = "force-dynamic";
 

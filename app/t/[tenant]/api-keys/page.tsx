@@ -7,6 +7,9 @@ import { PageHeader } from "@/components/ui/page-header";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { CreateKeyButton } from "./_components/create-key-button";
 import { RevokeKeyButton } from "./_components/revoke-key-button";
+import type { Metadata } from "next";
+
+export const metadata: Metadata = { title: "API keys" };
 
 export const dynamic = "force-dynamic";
 

@@ -1,3 +1,4 @@
+import type { Metadata } from "next";
 import Link from "next/link";
 import { createLoader, parseAsString, parseAsStringLiteral } from "nuqs/server";
 import { db } from "@/lib/db";
@@ -10,6 +11,8 @@ import { PageHeader } from "@/components/ui/page-header";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { Countdown } from "./_components/countdown";
+
+export const metadata: Metadata = { title: "Approvals" };
 
 export const dynamic = "force-dynamic";
 
@@ -76,7 +79,7 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
                     <th scope="col">Reason</th>
                   </>
                 )}
-                <th scope="col">
+                <th scope="col" className="sticky-end">
                   <span className="visually-hidden">Open</span>
                 </th>
               </tr>
@@ -84,14 +87,16 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
             <tbody>
               {approvals.map((a) => (
                 <tr key={a.id}>
-                  <td>
-                    <code>{a.tool}</code>
+                  <td className="tool">
+                    <code title={a.tool}>{a.tool}</code>
                   </td>
                   <td className="mono small args-preview" title={JSON.stringify(a.args)}>
                     {preview(a.args)}
                   </td>
-                  <td>{a.principal}</td>
-                  <td>{a.workflowId ? <code>{a.workflowId}</code> : <span className="muted">—</span>}</td>
+                  <td className="principal" title={a.principal}>
+                    {a.principal}
+                  </td>
+                  <td className="workflow">{a.workflowId ? <code title={a.workflowId}>{a.workflowId}</code> : <span className="muted">—</span>}</td>
                   <td>
                     <TimeAgo at={a.createdAt} now={now} />
                   </td>
@@ -104,11 +109,21 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
                       <td>
                         <StateBadge state={a.state} />
                       </td>
-                      <td className="small">{a.decidedBy}</td>
-                      <td className="small">{a.reason ?? <span className="muted">—</span>}</td>
+                      <td className="small decided-by" title={a.decidedBy ?? undefined}>
+                        {a.decidedBy?.replace(/^user:/, "")}
+                      </td>
+                      <td className="small reason">
+                        {a.reason ? (
+                          <span className="clamp-3" title={a.reason}>
+                            {a.reason}
+                          </span>
+                        ) : (
+                          <span className="muted">—</span>
+                        )}
+                      </td>
                     </>
                   )}
-                  <td>
+                  <td className="sticky-end">
                     <Link href={`${base}/${a.id}`}>{view === "pending" && mayDecide ? "Review" : "Open"}</Link>
                   </td>
                 </tr>

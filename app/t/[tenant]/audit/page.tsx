@@ -1,3 +1,5 @@
+import type { Metadata } from "next";
+import { Fragment } from "react";
 import Link from "next/link";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
@@ -10,6 +12,8 @@ import { TimeAgo } from "@/components/ui/time-ago";
 import { utcDateTime } from "@/components/timeline/format-time";
 import { AuditFilters } from "./_components/audit-filters";
 import { summarizeChange } from "./_components/summarize-change";
+
+export const metadata: Metadata = { title: "Audit log" };
 
 export const dynamic = "force-dynamic";
 
@@ -82,9 +86,9 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
                       </Link>
                       <div className="muted small">{e.actorKey ? `API key ${e.actorKey.prefix}…` : e.actor.startsWith("user:") ? "console user" : e.actor.split(":")[0]}</div>
                     </td>
-                    <td>
+                    <td className="action">
                       <Link href={link({ action: e.action })} className="action-chip" title={`Only ${e.action} events`}>
-                        {e.action}
+                        <BreakAfterDots text={e.action} />
                       </Link>
                     </td>
                     <td className="target">
@@ -119,6 +123,20 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
       )}
     </>
   );
+}
+
+// "webhook_connection.secrets_rotated" may wrap after its dots, never inside a word.
+function BreakAfterDots({ text }: { text: string }) {
+  return text.split(".").map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 ? (
+        <>
+          .<wbr />
+        </>
+      ) : null}
+      {part}
+    </Fragment>
+  ));
 }
 
 function TargetLink({ base, row }: { base: string; row: AuditRow }) {

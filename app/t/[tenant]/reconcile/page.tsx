@@ -8,6 +8,9 @@ import { decodeTimeCursor, encodeTimeCursor } from "@/lib/console/time-cursor";
 import { PageHeader } from "@/components/ui/page-header";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ReconcileTable } from "./_components/reconcile-table";
+import type { Metadata } from "next";
+
+export const metadata: Metadata = { title: "Reconcile" };
 
 export const dynamic = "force-dynamic";
 

@@ -11,6 +11,9 @@ import { PageHeader } from "@/components/ui/page-header";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { SubscriptionButton } from "./_components/subscription-button";
 import { RedeliverButton } from "./_components/redeliver-button";
+import type { Metadata } from "next";
+
+export const metadata: Metadata = { title: "Subscriptions" };
 
 export const dynamic = "force-dynamic";
 

@@ -1,3 +1,4 @@
+import type { Metadata } from "next";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
@@ -7,6 +8,8 @@ import { PageHeader } from "@/components/ui/page-header";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { formatHours, formatMs, formatSeconds } from "./_components/format";
 import { EditToolButton } from "./_components/edit-tool-button";
+
+export const metadata: Metadata = { title: "Tools" };
 
 export const dynamic = "force-dynamic";
 
@@ -62,7 +65,7 @@ export default async function ToolsPage({ params }: { params: Promise<{ tenant: 
                 </th>
                 <th scope="col">Updated</th>
                 {canEdit ? (
-                  <th scope="col">
+                  <th scope="col" className="sticky-end">
                     <span className="visually-hidden">Actions</span>
                   </th>
                 ) : null}
@@ -72,7 +75,7 @@ export default async function ToolsPage({ params }: { params: Promise<{ tenant: 
               {tools.map((t) => (
                 <tr key={t.name} id={`tool-${t.name}`}>
                   <td className="tool-name">
-                    <code>{t.name}</code>
+                    <code title={t.name}>{t.name}</code>
                     {t.description ? <div className="muted small">{t.description}</div> : null}
                   </td>
                   <td className="hints">
@@ -99,7 +102,7 @@ export default async function ToolsPage({ params }: { params: Promise<{ tenant: 
                       <span title="An expired lease makes the outcome unknown">never</span>
                     )}
                   </td>
-                  <td>
+                  <td className="approval">
                     {t.policy.approval === "required" ? (
                       <>
                         <span className="badge warn">required</span> <span className="muted small">expires {formatSeconds(t.policy.approvalTtlSeconds)}</span>
@@ -113,7 +116,8 @@ export default async function ToolsPage({ params }: { params: Promise<{ tenant: 
                     <TimeAgo at={t.updatedAt} now={now} />
                   </td>
                   {canEdit ? (
-                    <td>
+                    // Sticks to the table's right edge, so every row's Edit stays in view however wide the table gets.
+                    <td className="sticky-end">
                       <EditToolButton tenant={tenant.slug} tool={t} />
                     </td>
                   ) : null}

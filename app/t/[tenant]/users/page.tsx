@@ -6,6 +6,9 @@ import { PageHeader } from "@/components/ui/page-header";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { CreateUserButton } from "./_components/create-user-button";
 import { UserActions } from "./_components/user-actions";
+import type { Metadata } from "next";
+
+export const metadata: Metadata = { title: "Users" };
 
 export const dynamic = "force-dynamic";
 

@@ -1,3 +1,4 @@
+import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { db } from "@/lib/db";
@@ -13,6 +14,11 @@ import { DecisionForm } from "../_components/decision-form";
 import { ToolHints } from "../_components/tool-hints";
 
 export const dynamic = "force-dynamic";
+
+// The tab names the object: several traces open side by side stay apart.
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
+  return { title: `Approval ${(await params).id.slice(0, 64)}` };
+}
 
 // GET /t/{tenant}/approvals/{id} – one request for a person's yes: what exactly would run, who asks, and whether it looks like a duplicate
 export default async function ApprovalPage({

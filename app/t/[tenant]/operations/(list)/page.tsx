@@ -7,6 +7,9 @@ import { loadOperationsQuery, operationsPositionReset, serializeOperationsQuery,
 import { PageHeader } from "@/components/ui/page-header";
 import { OperationsView } from "./_components/operations-view";
 import type { OperationListItem } from "./_components/operation-columns";
+import type { Metadata } from "next";
+
+export const metadata: Metadata = { title: "Operations" };
 
 export const dynamic = "force-dynamic";
 

@@ -1,3 +1,4 @@
+import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { db } from "@/lib/db";
@@ -12,6 +13,11 @@ import { OperationFacts } from "./_components/operation-facts";
 import { OperationData } from "./_components/operation-data";
 
 export const dynamic = "force-dynamic";
+
+// The tab names the object: several traces open side by side stay apart.
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
+  return { title: `Operation ${(await params).id.slice(0, 64)}` };
+}
 
 // GET /t/{tenant}/operations/{id} – the trace: everything that happened to one operation
 export default async function OperationTracePage({ params }: { params: Promise<{ tenant: string; id: string }> }) {

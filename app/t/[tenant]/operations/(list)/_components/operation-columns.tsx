@@ -43,7 +43,7 @@ export function operationColumns(options: { tenant: string; now: number }) {
       meta: { className: "c-id" },
       cell: (info) => (
         // No prefetch: fifty row links would each render a trace on the server for nothing.
-        <Link href={`${base}/${encodeURIComponent(info.getValue())}`} prefetch={false} className="mono" title={`Open the trace · key digest ${info.row.original.keyDigest}…`}>
+        <Link href={`${base}/${encodeURIComponent(info.getValue())}`} prefetch={false} className="mono" title={`${info.getValue()}: open the trace · key digest ${info.row.original.keyDigest}…`}>
           {info.getValue()}
         </Link>
       ),
