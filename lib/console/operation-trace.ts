@@ -4,6 +4,7 @@ import { sideEffectsTraceSource } from "@/lib/side-effects/side-effect-trace-sou
 import { probesTraceSource } from "@/lib/probes/probe-trace-source";
 import { lateReportsTraceSource } from "@/lib/operations/late-report-trace-source";
 import { isStorableText } from "@/lib/console/storable-text";
+import { errorText, field } from "@/lib/console/trace-fields";
 
 // The operation trace: ONE timeline, oldest first, of everything that happened to an
 // operation. Each kind of event comes from a source (claim, attempts, approvals, resolutions,
@@ -201,13 +202,6 @@ const attemptNumber = (value: unknown): number | undefined => {
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 const duration = (ms: number) =>
   ms < 1000 ? `${Math.max(0, ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${(ms / 3_600_000).toFixed(1)} h`;
-const field = (label: string, value: string | null | undefined, format?: TraceField["format"]): TraceField[] =>
-  value === null || value === undefined || value === "" ? [] : [{ label, value, format }];
-const errorText = (error: unknown) => {
-  const e = error as { code?: unknown; message?: unknown } | null;
-  if (!e || typeof e !== "object") return null;
-  return [e.code, e.message].filter((x) => typeof x === "string" && x).join(": ") || JSON.stringify(e);
-};
 const entry = (e: Omit<TraceEntry, "fields" | "json" | "audit" | "actor"> & Partial<TraceEntry>): TraceEntry => ({
   actor: null,
   fields: [],

@@ -1,4 +1,5 @@
-import type { TraceAudit, TraceEntry, TraceField, TraceSource, TraceTone } from "@/lib/console/operation-trace";
+import type { TraceAudit, TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation-trace";
+import { field } from "@/lib/console/trace-fields";
 
 // The operation trace's provider webhooks: one entry per event tied to the operation (matched
 // automatically, matched or ignored by an operator from the inbox, unmapped, contradicting),
@@ -22,9 +23,6 @@ type EventRow = {
 };
 type EventAudit = { id: bigint; targetId: string; actor: string; action: string; reason: string | null; before: unknown; after: unknown; createdAt: Date };
 type Rows = { events: EventRow[]; audits: EventAudit[] };
-
-const field = (label: string, value: string | null | undefined, format?: TraceField["format"]): TraceField[] =>
-  value === null || value === undefined || value === "" ? [] : [{ label, value, format }];
 
 const tones: Record<string, TraceTone> = { matched: "ok", unmatched: "warn", unmapped: "warn", contradicting: "bad", ignored: "info" };
 

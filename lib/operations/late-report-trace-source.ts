@@ -1,4 +1,5 @@
-import type { TraceEntry, TraceField, TraceSource } from "@/lib/console/operation-trace";
+import type { TraceEntry, TraceSource } from "@/lib/console/operation-trace";
+import { errorText, field } from "@/lib/console/trace-fields";
 
 // The operation trace's refused late reports: a complete that got 409 lease-lost because its
 // attempt had been taken over, or its lease ran out and the outcome became unknown. The report
@@ -11,12 +12,9 @@ type Report = {
   newestAttempt?: number;
   reportedOutcome?: string;
   result?: unknown;
-  error?: { code?: string; message?: string } | null;
+  error?: unknown;
   provider?: { requestId?: string; resourceId?: string } | null;
 };
-
-const field = (label: string, value: string | null | undefined, format?: TraceField["format"]): TraceField[] =>
-  value === null || value === undefined || value === "" ? [] : [{ label, value, format }];
 
 export const lateReportsTraceSource: TraceSource = {
   name: "late-reports",
@@ -45,7 +43,7 @@ export const lateReportsTraceSource: TraceSource = {
           ),
           ...field("Provider request", r.provider?.requestId, "mono"),
           ...field("Provider resource", r.provider?.resourceId ?? (typeof resultResource === "string" ? resultResource : null), "mono"),
-          ...field("Error reported", [r.error?.code, r.error?.message].filter(Boolean).join(": ")),
+          ...field("Error reported", errorText(r.error)),
         ],
         json: r.result ? [{ label: "Result reported", value: r.result }] : [],
         audit: [a],

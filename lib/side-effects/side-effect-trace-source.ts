@@ -1,4 +1,5 @@
-import type { TraceEntry, TraceField, TraceSource, TraceTone } from "@/lib/console/operation-trace";
+import type { TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation-trace";
+import { field } from "@/lib/console/trace-fields";
 
 // The operation trace's side effects: one entry per recorded state of each named provider call
 // (intent, sent, confirmed, …), from the audit events tollgate_record_side_effect writes, with
@@ -15,9 +16,6 @@ const titles: Record<string, string> = {
   failed: "failed at the provider",
   unknown: "outcome unknown",
 };
-
-const field = (label: string, value: string | null | undefined, format?: TraceField["format"]): TraceField[] =>
-  value === null || value === undefined || value === "" ? [] : [{ label, value, format }];
 
 export const sideEffectsTraceSource: TraceSource<EffectRow[]> = {
   name: "side-effects",

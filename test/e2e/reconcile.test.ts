@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { call } from "../support/http";
 import { claimNew, putStandardTools, reportUnknown, succeed, TOOLS, unknownsByExpiry, type World } from "../support/console-data";
@@ -77,6 +77,17 @@ async function openQueue(context: BrowserContext, login: ConsoleLogin): Promise<
 
 const newContext = () => browser.newContext({ viewport: { width: 1440, height: 900 } });
 
+// The operator opens the queue and the resolve dialog of its oldest row.
+async function openSingleResolve(context: BrowserContext): Promise<{ page: Page; target: string; dialog: Locator }> {
+  const page = await openQueue(context, operator);
+  const [target] = await queueInDb();
+  if (!target) throw new Error("queue is empty");
+  await page.getByRole("button", { name: `Resolve ${target}` }).click();
+  const dialog = page.getByRole("dialog", { name: "Resolve operation" });
+  await dialog.waitFor();
+  return { page, target, dialog };
+}
+
 describe("reconcile queue (operator)", () => {
   it("lists the tenant's unknown outcomes oldest first, and nothing finished, running or foreign", async () => {
     const context = await newContext();
@@ -94,13 +105,7 @@ describe("reconcile queue (operator)", () => {
 
   it("resolves one operation through the dialog only with a reason; it leaves the queue, and the trace and the audit log show who and why", async () => {
     const context = await newContext();
-    const page = await openQueue(context, operator);
-    const [target] = await queueInDb();
-    if (!target) throw new Error("queue is empty");
-
-    await page.getByRole("button", { name: `Resolve ${target}` }).click();
-    const dialog = page.getByRole("dialog", { name: "Resolve operation" });
-    await dialog.waitFor();
+    const { page, target, dialog } = await openSingleResolve(context);
     expect(await dialog.textContent()).toContain(target);
     await dialog.getByRole("radio", { name: /^Failed/ }).check();
 
@@ -235,12 +240,7 @@ describe("reconcile queue (operator)", () => {
 
   it("a single resolve that someone beat through the API says who settled it, records nothing, and closing shows the queue as it stands", async () => {
     const context = await newContext();
-    const page = await openQueue(context, operator);
-    const [target] = await queueInDb();
-    if (!target) throw new Error("queue is empty");
-    await page.getByRole("button", { name: `Resolve ${target}` }).click();
-    const dialog = page.getByRole("dialog", { name: "Resolve operation" });
-    await dialog.waitFor();
+    const { page, target, dialog } = await openSingleResolve(context);
     await dialog.getByRole("radio", { name: /^Succeeded/ }).check();
     await dialog.getByLabel("Reason (required)").fill("Saw the ticket in the provider's console");
     const apiReason = "no ticket at the provider";
