@@ -1,6 +1,6 @@
 import { createLoader, createParser, createSerializer, parseAsStringLiteral, type inferParserType } from "nuqs/server";
 import { parseAsStorableDateTime } from "@/lib/db/storable-date";
-import { cutText, isStorableText } from "@/lib/console/storable-text";
+import { parseAsText } from "@/lib/console/text-param";
 
 // The audit log's URL: filters and the keyset position, so a filtered view is a link.
 // No Prisma here: the client filter bar uses these parsers too.
@@ -44,15 +44,6 @@ export const knownAuditActions = [
   "tenant.created",
 ] as const;
 
-// Filters are forgiving, as for dates: text PostgreSQL cannot take (U+0000) is ignored, not a 500.
-const parseAsText = (maxLength: number) =>
-  createParser({
-    parse: (value: string) => {
-      const text = cutText(value.trim(), maxLength);
-      return text && isStorableText(text) ? text : null;
-    },
-    serialize: (value: string) => value,
-  });
 // Event ids are bigint: 19 digits reach past its maximum, which PostgreSQL refuses as a parameter.
 const MAX_EVENT_ID = 9223372036854775807n;
 const parseAsId = createParser({

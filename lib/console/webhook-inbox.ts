@@ -1,14 +1,15 @@
 import { Prisma } from "@/lib/generated/prisma/client";
 import type { Db } from "@/lib/db";
 import { rankCandidates, type InboxCandidate, type CandidateOperation } from "@/lib/console/rank-webhook-candidates";
+import { isStorableText } from "@/lib/console/storable-text";
+import type { InboxStatus } from "@/lib/console/inbox-query";
 
 // The inbox: verified webhook events nobody could act on automatically — unmatched (no
 // operation of the tenant has the correlation value), unmapped (the event type maps to no
 // outcome) and contradicting (the settled outcome disagrees) — newest first, each with the
 // operations an operator may mean (see rank-webhook-candidates.ts).
 
-export const inboxStatuses = ["unmatched", "unmapped", "contradicting"] as const;
-export type InboxStatus = (typeof inboxStatuses)[number];
+export { inboxStatuses, type InboxStatus } from "@/lib/console/inbox-query";
 
 export type InboxEvent = {
   id: string;
@@ -30,11 +31,57 @@ export type InboxCursor = { receivedAt: string; id: string };
 
 const statusList = Prisma.sql`('unmatched', 'unmapped', 'contradicting')`;
 
-export async function countInbox(options: { db: Db; tenantId: string; cap?: number }): Promise<number> {
+// What an operator narrows the inbox to: why the events are there, which connection they came
+// through, and one value found exactly in the event's id, the provider's event id, the
+// correlation value or the event type (what a provider's dashboard, a ticket or an executor's
+// log gives them to look for). Exact matches keep the search on the inbox's own rows; the inbox
+// holds what nobody acted on, not the whole event history.
+export type InboxFilter = { status?: InboxStatus | null; connection?: string | null; q?: string | null };
+
+// Null when the filter can match nothing: text PostgreSQL cannot hold (U+0000, a lone
+// surrogate) names no stored event, and sending it would fail the page.
+function filterSql(tenantId: string, filter: InboxFilter | undefined): Prisma.Sql | null {
+  const parts: Prisma.Sql[] = [];
+  if (filter?.status) parts.push(Prisma.sql`AND e.status = ${filter.status}::webhook_event_status`);
+  if (filter?.connection) {
+    if (!isStorableText(filter.connection)) return null;
+    parts.push(Prisma.sql`AND e.connection_id IN (SELECT id FROM webhook_connection WHERE tenant_id = ${tenantId} AND name = ${filter.connection})`);
+  }
+  if (filter?.q) {
+    if (!isStorableText(filter.q)) return null;
+    const q = filter.q;
+    parts.push(Prisma.sql`AND (e.id = ${q} OR e.provider_event_id = ${q} OR e.correlation_value = ${q} OR e.event_type = ${q})`);
+  }
+  return parts.length ? Prisma.join(parts, " ") : Prisma.empty;
+}
+
+export async function countInbox(options: { db: Db; tenantId: string; cap?: number; filter?: InboxFilter }): Promise<number> {
+  const where = filterSql(options.tenantId, options.filter);
+  if (!where) return 0;
   const limit = options.cap === undefined ? Prisma.empty : Prisma.sql`LIMIT ${options.cap}`;
   const rows = await options.db.$queryRaw<{ n: bigint }[]>`
-    SELECT count(*) AS n FROM (SELECT 1 FROM webhook_event WHERE tenant_id = ${options.tenantId} AND status IN ${statusList} ${limit}) q`;
+    SELECT count(*) AS n FROM (SELECT 1 FROM webhook_event e WHERE e.tenant_id = ${options.tenantId} AND e.status IN ${statusList} ${where} ${limit}) q`;
   return Number(rows[0]?.n ?? 0);
+}
+
+export type InboxFacets = { byStatus: Record<InboxStatus, number>; connections: { name: string; count: number }[] };
+
+// How many events wait for each reason and behind each connection (the whole inbox, whatever
+// the filter): the counts the filter's choices show.
+export async function inboxFacets(options: { db: Db; tenantId: string }): Promise<InboxFacets> {
+  const rows = await options.db.$queryRaw<{ name: string; status: InboxStatus; n: bigint }[]>`
+    SELECT c.name, e.status::text AS status, count(*) AS n
+    FROM webhook_event e JOIN webhook_connection c ON c.id = e.connection_id
+    WHERE e.tenant_id = ${options.tenantId} AND e.status IN ${statusList}
+    GROUP BY c.name, e.status`;
+  const byStatus: Record<InboxStatus, number> = { unmatched: 0, unmapped: 0, contradicting: 0 };
+  const byConnection = new Map<string, number>();
+  for (const r of rows) {
+    byStatus[r.status] += Number(r.n);
+    byConnection.set(r.name, (byConnection.get(r.name) ?? 0) + Number(r.n));
+  }
+  const connections = [...byConnection].map(([name, count]) => ({ name, count })).sort((a, b) => a.name.localeCompare(b.name));
+  return { byStatus, connections };
 }
 
 type EventRow = {
@@ -58,9 +105,17 @@ type PoolRow = { id: string; tool: string; state: string; principal: string; cre
 // How far before an event an operation may have started and still be a candidate.
 const WINDOW_DAYS = 7;
 
-export async function listInbox(options: { db: Db; tenantId: string; limit?: number; before?: InboxCursor | null }): Promise<{ events: InboxEvent[]; next: InboxCursor | null; now: number }> {
+export async function listInbox(options: {
+  db: Db;
+  tenantId: string;
+  limit?: number;
+  before?: InboxCursor | null;
+  filter?: InboxFilter;
+}): Promise<{ events: InboxEvent[]; next: InboxCursor | null; now: number }> {
   const { db, tenantId } = options;
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
+  const where = filterSql(tenantId, options.filter);
+  if (!where) return { events: [], next: null, now: Date.now() };
   const beforeAt = options.before?.receivedAt ?? "infinity";
   const beforeId = options.before?.id ?? "";
   const rows = await db.$queryRaw<EventRow[]>`
@@ -69,7 +124,7 @@ export async function listInbox(options: { db: Db; tenantId: string; limit?: num
     FROM webhook_event e
     JOIN webhook_connection c ON c.id = e.connection_id
     LEFT JOIN operation o ON o.id = e.operation_id AND o.tenant_id = e.tenant_id
-    WHERE e.tenant_id = ${tenantId} AND e.status IN ${statusList}
+    WHERE e.tenant_id = ${tenantId} AND e.status IN ${statusList} ${where}
       AND (e.received_at, e.id) < (${beforeAt}::timestamptz, ${options.before ? beforeId : "~"})
     ORDER BY e.received_at DESC, e.id DESC LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);

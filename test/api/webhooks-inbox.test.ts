@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getOperationTrace } from "@/lib/console/operation-trace";
-import { listInbox } from "@/lib/console/webhook-inbox";
+import { countInbox, inboxFacets, listInbox } from "@/lib/console/webhook-inbox";
 import { createConsoleUser } from "../support/browser";
 import { anonymousConsole, signInConsole, type ConsoleClient } from "../support/console-session";
 import { call, claim, type Reply } from "../support/http";
@@ -207,5 +207,65 @@ describe("candidates the inbox proposes", () => {
     expect(listed?.candidates.map((c) => c.id)).toContain(other.operationId);
     expect(listed?.candidates.map((c) => c.id)).not.toContain(foreign.operationId);
     expect(listed?.candidates.every((c) => ["unknown", "processing"].includes(c.state))).toBe(true);
+  });
+});
+
+describe("filtering the inbox", () => {
+  it("narrows by reason, connection and an exact value, counts each choice over the whole inbox, and keeps other tenants out", async () => {
+    const billingSecret = newStandardSecret();
+    const { connectionId: billing } = await createConnection(app.baseUrl, acme.admin, "billing", { scheme: "standard-webhooks", secrets: [billingSecret] });
+    // Names a real operation with a type the connection does not map: unmapped.
+    const unmapped = await inboxEvent("invoice.voided", (await claimNew()).operationId, {}, billing, billingSecret);
+    const signed = signStandard(secret, ticketEvent("ticket.created", "corr-filter-7"));
+    const delivered = await deliver(app.baseUrl, connectionId, signed);
+    expect(delivered.body?.status, delivered.text).toBe("unmatched");
+    const unmatched = delivered.body.eventId as string;
+    // globex has a connection named "tickets" too, with an event carrying the same correlation value.
+    await inboxEvent("ticket.created", "corr-filter-7", {}, globexConnectionId, globexSecret);
+
+    const ids = async (filter: Parameters<typeof listInbox>[0]["filter"]) => (await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 200, filter })).events.map((e) => e.id);
+    const everything = await ids(undefined);
+    expect(everything).toEqual(expect.arrayContaining([unmapped, unmatched]));
+
+    const onlyUnmapped = await ids({ status: "unmapped" });
+    expect(onlyUnmapped).toContain(unmapped);
+    expect(onlyUnmapped).not.toContain(unmatched);
+    expect(await ids({ connection: "billing" })).toEqual([unmapped]);
+    expect(await ids({ connection: "billing", status: "unmatched" })).toEqual([]);
+    // One exact value: the provider's event id, the correlation value, the event type, or Tollgate's event id.
+    expect(await ids({ q: signed.id })).toEqual([unmatched]);
+    expect(await ids({ q: "corr-filter-7" })).toEqual([unmatched]);
+    expect(await ids({ q: "invoice.voided" })).toEqual([unmapped]);
+    expect(await ids({ q: unmatched })).toEqual([unmatched]);
+    expect(await ids({ q: "corr-filter" })).toEqual([]);
+    // Text PostgreSQL cannot hold names nothing: no rows, no error.
+    expect(await ids({ q: "evt\u0000" })).toEqual([]);
+    expect(await ids({ connection: "bill\ud800" })).toEqual([]);
+    expect(await countInbox({ db: app.db, tenantId: acme.tenantId, filter: { q: "evt\u0000" } })).toBe(0);
+
+    expect(await countInbox({ db: app.db, tenantId: acme.tenantId, filter: { connection: "tickets", q: "corr-filter-7" } })).toBe(1);
+    const facets = await inboxFacets({ db: app.db, tenantId: acme.tenantId });
+    const all = await countInbox({ db: app.db, tenantId: acme.tenantId });
+    expect(facets.byStatus.unmatched + facets.byStatus.unmapped + facets.byStatus.contradicting).toBe(all);
+    expect(facets.byStatus.unmapped).toBe(await countInbox({ db: app.db, tenantId: acme.tenantId, filter: { status: "unmapped" } }));
+    expect(facets.connections.find((c) => c.name === "billing")).toEqual({ name: "billing", count: 1 });
+    expect(facets.connections.reduce((n, c) => n + c.count, 0)).toBe(all);
+  });
+
+  it("the page reads its filters from the URL: a narrowed inbox, a search that finds nothing, and text PostgreSQL refuses, never a 500", async () => {
+    const delivered = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.reopened", "corr-page-3")));
+    const id = delivered.body.eventId as string;
+    const page = (query: string) => as.operator.request("GET", `/t/acme/inbox${query}`);
+    const narrowed = await page(`?status=${delivered.body.status}&q=${encodeURIComponent(id)}`);
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.text).toContain(`Webhook event ${id}`);
+    expect(narrowed.text).toContain("The newest 1 of 1 matching");
+    const nothing = await page("?q=no-such-event");
+    expect(nothing.status).toBe(200);
+    expect(nothing.text).toContain("No event in the inbox matches these filters");
+    for (const odd of ["?q=%00", "?connection=%ED%A0%80", "?status=everything", "?status=unmapped&status=unmatched", `?before=${"x".repeat(500)}`]) {
+      const res = await page(odd);
+      expect(res.status, odd).toBe(200);
+    }
   });
 });

@@ -152,3 +152,72 @@ describe("the webhook inbox (viewer)", () => {
     await context.close();
   });
 });
+
+describe("filtering the inbox (operator)", () => {
+  it("narrows the inbox by reason, connection and an exact value, pages within the filter, and says when nothing matches", async () => {
+    // 26 unmatched invoices through a second connection (one more than a page), and one event
+    // whose type the tickets connection does not map, naming a real operation (unmapped).
+    const billingSecret = newStandardSecret();
+    const { connectionId: billing } = await createConnection(app.baseUrl, acme.admin, "billing", { scheme: "standard-webhooks", secrets: [billingSecret] });
+    const invoices: { eventId: string; providerEventId: string }[] = [];
+    for (let i = 0; i < 26; i++) {
+      const signed = signStandard(billingSecret, { type: "invoice.paid", data: { invoice: { number: `INV-${i}` } } });
+      const res = await deliver(app.baseUrl, billing, signed);
+      expect(res.body?.status, res.text).toBe("unmatched");
+      invoices.push({ eventId: res.body.eventId, providerEventId: signed.id });
+    }
+    const named = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool: "tickets.create", args: { title: "Toner low" } });
+    expect(named.status, named.text).toBe(201);
+    const comment = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.commented", named.body.operationId)));
+    expect(comment.body?.status, comment.text).toBe("unmapped");
+    const unmappedEvent = comment.body.eventId as string;
+    const waiting = await app.db.webhookEvent.groupBy({ by: ["status"], where: { tenantId: acme.tenantId, status: { in: ["unmatched", "unmapped", "contradicting"] } }, _count: true });
+    const count = (status: string) => waiting.find((w) => w.status === status)?._count ?? 0;
+    const all = count("unmatched") + count("unmapped") + count("contradicting");
+
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, operator);
+    await openInbox(page);
+    const reasons = page.getByRole("group", { name: "Why the events are here" });
+    expect(await reasons.getByRole("button", { name: /^All/ }).textContent()).toBe(`All ${all}`);
+    expect(await reasons.getByRole("button", { name: /^Unmatched/ }).textContent()).toBe(`Unmatched ${count("unmatched")}`);
+    const cards = page.locator("article.inbox-event");
+
+    // A reason applies at once; the URL carries it.
+    await reasons.getByRole("button", { name: /^Unmapped/ }).click();
+    await page.waitForURL((url) => url.searchParams.get("status") === "unmapped");
+    await expect.poll(() => cards.count(), { timeout: 15_000 }).toBe(count("unmapped"));
+    await card(page, unmappedEvent).waitFor();
+    expect(await reasons.getByRole("button", { name: /^Unmapped/ }).getAttribute("aria-pressed")).toBe("true");
+    await screenshot(page, "inbox-filtered-unmapped");
+
+    // Back to every reason, then one connection: 26 events, a page of 25 and an older page that keeps the filter.
+    await reasons.getByRole("button", { name: /^All/ }).click();
+    await page.waitForURL((url) => !url.searchParams.has("status"));
+    await page.getByLabel("Connection").selectOption("billing");
+    await page.waitForURL((url) => url.searchParams.get("connection") === "billing");
+    await page.getByText("The newest 25 of 26 matching").waitFor({ timeout: 15_000 });
+    expect(await cards.count()).toBe(25);
+    await page.getByRole("navigation", { name: "Inbox pages" }).getByRole("link", { name: "Older →" }).click();
+    await page.waitForURL((url) => url.searchParams.has("before") && url.searchParams.get("connection") === "billing");
+    await card(page, invoices[0]!.eventId).waitFor();
+    expect(await cards.count()).toBe(1);
+
+    // One exact value: the provider's event id (what its dashboard shows); the filter starts from the newest again.
+    const search = page.getByRole("search", { name: "Filter the inbox" }).getByRole("searchbox");
+    await search.fill(invoices[7]!.providerEventId);
+    await search.press("Enter");
+    await page.waitForURL((url) => url.searchParams.get("q") === invoices[7]!.providerEventId && !url.searchParams.has("before"));
+    await card(page, invoices[7]!.eventId).waitFor();
+    await expect.poll(() => cards.count(), { timeout: 15_000 }).toBe(1);
+    await screenshot(page, "inbox-filtered-search");
+
+    await search.fill("no-such-event");
+    await search.press("Enter");
+    await page.getByText("No event in the inbox matches these filters").waitFor({ timeout: 15_000 });
+    await page.getByRole("link", { name: "Show the whole inbox" }).click();
+    await page.waitForURL((url) => url.pathname === "/t/acme/inbox" && url.search === "");
+    await page.getByText(`The newest 25 of ${all}`).waitFor({ timeout: 15_000 });
+    await context.close();
+  });
+});

@@ -3,7 +3,7 @@ import type { Browser, Page } from "playwright-core";
 import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 import { createMix, putStandardTools, putTool, type Mix, type World } from "../support/console-data";
-import { createConnection } from "../support/webhooks";
+import { createConnection, deliver, signStandard, ticketEvent } from "../support/webhooks";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 
 // The console's layout at a phone's width and an ordinary laptop's (UX review: the sidebar never
@@ -45,7 +45,11 @@ beforeAll(async () => {
     expect(res.status, res.text).toBe(200);
   }
   // Long audit action names (webhook_connection.*), as in the review's screenshot.
-  await createConnection(app.baseUrl, acme.admin, "tickets-provider-production", { scheme: "standard-webhooks", secrets: [`whsec_${Buffer.alloc(32, 7).toString("base64")}`] });
+  const webhookSecret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
+  const { connectionId } = await createConnection(app.baseUrl, acme.admin, "tickets-provider-production", { scheme: "standard-webhooks", secrets: [webhookSecret] });
+  // An event in the inbox, so its filter bar is measured too.
+  const event = await deliver(app.baseUrl, connectionId, signStandard(webhookSecret, ticketEvent("ticket.created", "a-correlation-value-nobody-knows")));
+  expect(event.body?.status, event.text).toBe("unmatched");
   admin = await createConsoleUser(app.db, { role: "admin", tenants: ["acme"], email: "operations.lead.oncall.rotation@payments.platform.example.test" });
 });
 afterAll(async () => {

@@ -1,13 +1,14 @@
 import Link from "next/link";
-import { createLoader, parseAsString } from "nuqs/server";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
-import { countInbox, listInbox } from "@/lib/console/webhook-inbox";
+import { countInbox, inboxFacets, listInbox } from "@/lib/console/webhook-inbox";
+import { hasInboxFilters, loadInboxQuery, serializeInboxQuery } from "@/lib/console/inbox-query";
 import { decodeTimeCursor, encodeTimeCursor } from "@/lib/console/time-cursor";
 import { PageHeader } from "@/components/ui/page-header";
 import { EmptyState } from "@/components/ui/empty-state";
 import { InboxList } from "./_components/inbox-list";
+import { InboxFilters } from "./_components/inbox-filters";
 import type { Metadata } from "next";
 
 export const metadata: Metadata = { title: "Inbox" };
@@ -15,22 +16,27 @@ export const metadata: Metadata = { title: "Inbox" };
 export const dynamic = "force-dynamic";
 
 const PAGE_SIZE = 25;
-const loadSearchParams = createLoader({ before: parseAsString });
 
 // GET /t/{tenant}/inbox – provider webhooks nobody could act on: match them to an operation, or ignore them with a reason
 export default async function InboxPage({ params, searchParams }: { params: Promise<{ tenant: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { tenant: slug } = await params;
   const { user, tenant } = await requireConsole(slug);
-  const { before } = await loadSearchParams(searchParams);
+  const query = await loadInboxQuery(searchParams);
+  const filter = { status: query.status, connection: query.connection, q: query.q };
+  const filtered = hasInboxFilters(query);
   // A cursor that is not one of ours (an edited URL) starts from the newest rather than failing the page.
-  const position = decodeTimeCursor(before);
+  const position = decodeTimeCursor(query.before);
   const cursor = position && { receivedAt: position.at, id: position.id };
-  const [page, total] = await Promise.all([
-    listInbox({ db: db(), tenantId: tenant.id, limit: PAGE_SIZE, before: cursor }),
-    countInbox({ db: db(), tenantId: tenant.id }),
+  const [page, facets, matching] = await Promise.all([
+    listInbox({ db: db(), tenantId: tenant.id, limit: PAGE_SIZE, before: cursor, filter }),
+    inboxFacets({ db: db(), tenantId: tenant.id }),
+    filtered ? countInbox({ db: db(), tenantId: tenant.id, filter }) : null,
   ]);
+  const total = facets.byStatus.unmatched + facets.byStatus.unmapped + facets.byStatus.contradicting;
+  const shown = matching ?? total;
   const canMatch = can(user.role, "match-webhooks");
   const base = `/t/${tenant.slug}/inbox`;
+  const link = (before: string | null) => `${base}${serializeInboxQuery({ ...query, before })}`;
   const empty = page.events.length === 0 && !cursor;
   return (
     <>
@@ -43,6 +49,7 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
         }
       />
       {canMatch || empty ? null : <p className="muted small">Your role ({user.role}) can read the inbox; matching and ignoring need an operator or an admin.</p>}
+      {total > 0 ? <InboxFilters key={serializeInboxQuery({ ...query, before: null })} counts={{ all: total, ...facets }} /> : null}
       <InboxList
         events={page.events}
         tenant={tenant.slug}
@@ -50,7 +57,11 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
         actor={`user:${user.email}`}
         now={page.now}
         empty={
-          empty ? (
+          empty && filtered ? (
+            <EmptyState title="No event in the inbox matches these filters">
+              The search matches an event id, a provider event id, a correlation value or an event type exactly. <Link href={base}>Show the whole inbox</Link>
+            </EmptyState>
+          ) : empty ? (
             <EmptyState title="Nothing in the inbox">
               An event lands here when its correlation value names no operation of this tenant, when its type maps to no outcome in the connection, or
               when it contradicts an outcome already recorded. Match it to an operation (which settles an unknown one), or ignore it with a reason.
@@ -60,10 +71,14 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
       />
       {empty ? null : (
         <nav className="pager" aria-label="Inbox pages">
-          <span>{cursor ? `Events received before ${cursor.receivedAt.replace("T", " ").slice(0, 19)} UTC` : `The newest ${page.events.length} of ${total}`}</span>
+          <span>
+            {cursor
+              ? `Events received before ${cursor.receivedAt.replace("T", " ").slice(0, 19)} UTC`
+              : `The newest ${page.events.length} of ${shown.toLocaleString("en-US")}${filtered ? " matching" : ""}`}
+          </span>
           <span className="row">
-            {cursor ? <Link href={base}>Newest</Link> : null}
-            {page.next ? <Link href={`${base}?before=${encodeURIComponent(encodeTimeCursor({ at: page.next.receivedAt, id: page.next.id }))}`}>Older →</Link> : null}
+            {cursor ? <Link href={link(null)}>Newest</Link> : null}
+            {page.next ? <Link href={link(encodeTimeCursor({ at: page.next.receivedAt, id: page.next.id }))}>Older →</Link> : null}
           </span>
         </nav>
       )}

@@ -1,0 +1,24 @@
+import { createLoader, createSerializer, parseAsString, parseAsStringLiteral, type inferParserType } from "nuqs/server";
+import { parseAsText } from "@/lib/console/text-param";
+
+// The inbox's URL: why the events are there, which connection, one value to find, and the page
+// position, so a narrowed inbox is a link. No Prisma here: the client filter bar uses these too.
+
+export const inboxStatuses = ["unmatched", "unmapped", "contradicting"] as const;
+export type InboxStatus = (typeof inboxStatuses)[number];
+
+export const inboxQueryParsers = {
+  status: parseAsStringLiteral(inboxStatuses),
+  connection: parseAsText(100).withDefault(""),
+  q: parseAsText(300).withDefault(""),
+  // "<received at>~<event id>" (lib/console/time-cursor.ts); anything else reads as the first page.
+  before: parseAsString,
+};
+
+export type InboxQuery = inferParserType<typeof inboxQueryParsers>;
+export const loadInboxQuery = createLoader(inboxQueryParsers);
+export const serializeInboxQuery = createSerializer(inboxQueryParsers);
+
+export function hasInboxFilters(q: Pick<InboxQuery, "status" | "connection" | "q">): boolean {
+  return Boolean(q.status || q.connection || q.q);
+}
