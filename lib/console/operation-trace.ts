@@ -425,6 +425,14 @@ const flagSource = defineSource({
   },
 });
 
+// The paths a 422 stored (lib/operations/record-mismatch.ts), never values: "args.amount, args.items[2].sku".
+function mismatchPaths(value: unknown): string | null {
+  const paths = (value as { paths?: unknown } | null)?.paths;
+  if (!Array.isArray(paths) || paths.length === 0) return null;
+  const text = paths.filter((p): p is string => typeof p === "string");
+  return text.length >= 50 ? `${text.join(", ")} (the first 50)` : text.join(", ");
+}
+
 const countersSource = defineSource({
   name: "counters",
   // Conflicts, replays and heartbeats are counted, not logged one by one: one entry each, at the latest.
@@ -443,6 +451,7 @@ const countersSource = defineSource({
           fields: [
             ...field("409 / 429 (busy, unknown, backoff)", op.conflictCount > op.mismatchCount ? String(op.conflictCount - op.mismatchCount) : null),
             ...field("422 (same key, different arguments)", op.mismatchCount ? String(op.mismatchCount) : null),
+            ...field("Where the last 422's arguments differed", mismatchPaths(op.lastMismatch), "mono"),
           ],
         }),
       );

@@ -8,6 +8,7 @@ import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 import { returnClaimCandidate, takeClaimCandidate } from "@/lib/operations/claim-candidate";
 import { diffPaths } from "@/lib/operations/diff-paths";
 import { fingerprintOfCanonical } from "@/lib/operations/fingerprint";
+import { recordMismatch } from "@/lib/operations/record-mismatch";
 import type { ClaimCreated, ClaimRequest } from "@/lib/operations/operation-schemas";
 import { iso, replayText, type SqlOperation } from "@/lib/operations/operation-view";
 
@@ -64,10 +65,12 @@ export async function claimOperation(options: {
   returnClaimCandidate(candidate, r.op?.operationId);
   metrics().claimSeconds.observe((performance.now() - started) / 1000);
   metrics().claims.inc({ result: r.code });
-  return interpret(r, args);
+  const mismatch = r.code === "idempotency-key-reused" ? diffPaths(r.storedArgs ?? null, args) : [];
+  if (r.op && mismatch.length > 0) await recordMismatch(db, key.tenantId, r.op.operationId, mismatch);
+  return interpret(r, mismatch);
 }
 
-function interpret(r: SqlClaim, args: Json): ClaimOutcome {
+function interpret(r: SqlClaim, mismatch: string[]): ClaimOutcome {
   const op = r.op;
   switch (r.code) {
     case "created":
@@ -114,7 +117,7 @@ function interpret(r: SqlClaim, args: Json): ClaimOutcome {
       throw new ProblemError(
         "idempotency-key-reused",
         "This Idempotency-Key was first used with different arguments. Use a new key for a new intent, or resend the original arguments.",
-        { extras: { operationId: op?.operationId, mismatch: diffPaths(r.storedArgs ?? null, args) } },
+        { extras: { operationId: op?.operationId, mismatch } },
       );
     case "approval-rejected":
       throw new ProblemError("approval-rejected", "A person rejected (or let expire) the approval for this operation; it will not run.", {

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { sha256Hex } from "@/lib/crypto/digest";
+import { getOperationTrace } from "@/lib/console/operation-trace";
 import { downstreamKey } from "@/lib/operations/downstream-key";
 import { call, claim, type Reply } from "../support/http";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
@@ -415,6 +416,12 @@ describe("claim: one test per row of the contract's table", () => {
     expect(after).toMatchObject({ state: "processing", attemptCount: 1, fingerprint: before.fingerprint, args: before.args, mismatchCount: 1 });
     expect(await attemptsOf(after.id)).toHaveLength(1);
     expect(await app.db.operation.count({ where: { tool } })).toBe(1);
+    // Where they differed is kept for the operator's trace: paths, never a value.
+    expect(after.lastMismatch).toMatchObject({ paths: mismatch });
+    for (const value of leafValues(sent)) expect(JSON.stringify(after.lastMismatch)).not.toContain(value);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: after.id });
+    const conflicts = trace?.timeline.find((e) => e.kind === "conflicts");
+    expect(conflicts?.fields).toContainEqual(expect.objectContaining({ label: "Where the last 422's arguments differed", value: mismatch.join(", ") }));
   });
 
   it("unknown tool → 404 tool-not-found and nothing stored", async () => {
