@@ -13,9 +13,12 @@ const unauthorizedHeaders = { "www-authenticate": 'Bearer realm="tollgate"' };
 // Authenticates the Bearer API key and enforces the route's roles. `hotPath` routes use the
 // per-instance key cache; their SQL re-checks revocation itself, so the cache never lets a
 // revoked key change anything. Other routes always ask the database. `params` says how each path
-// parameter that cannot exist is answered (see assertStorableParams).
+// parameter that cannot exist is answered (see assertStorableParams). `tenantWide` routes manage
+// what acts on every tool's operations (webhook connections settle them, event subscriptions
+// receive their results): a key limited to some tools would reach the others through them, so
+// only a key without a tool list may use these routes.
 export function withApiKey<P extends Record<string, string> = Record<string, never>>(
-  options: { route: string; roles: readonly ApiKeyRole[]; hotPath?: boolean; params?: PathParamCodes },
+  options: { route: string; roles: readonly ApiKeyRole[]; hotPath?: boolean; params?: PathParamCodes; tenantWide?: boolean },
   handler: (args: HandlerArgs<P>) => Promise<Response>,
 ) {
   return (req: Request, routeContext: { params: Promise<P> }) =>
@@ -32,6 +35,12 @@ export function withApiKey<P extends Record<string, string> = Record<string, nev
       ctx.annotate({ tenantId: key.tenantId, apiKeyId: key.id, principal: key.principal });
       if (!options.roles.includes(key.role)) {
         throw new ProblemError("forbidden", `This route needs one of the roles: ${options.roles.join(", ")}; the key has "${key.role}".`);
+      }
+      if (options.tenantWide && key.tools.length > 0) {
+        throw new ProblemError(
+          "forbidden",
+          "This key is limited to some tools, and what this route manages acts on every tool's operations of the tenant: use an admin key without a tool list.",
+        );
       }
       const params = await routeContext.params;
       assertStorableParams(params, options.params);

@@ -251,4 +251,31 @@ describe("an admin key limited to some tools", () => {
     expect((await app.db.operation.findUniqueOrThrow({ where: { id: c.body.operationId } })).state).toBe("unknown");
     expect((await resolve(a.admin)).status).toBe(200);
   });
+
+  // Security review: a webhook connection of its own settled another tool's operation, and an
+  // event subscription received every tool's results. Both act tenant-wide, so a key with a tool
+  // list may not manage them (403), and nothing is stored.
+  it("may not manage webhook connections or event subscriptions, which act on every tool's operations (403, nothing stored)", async () => {
+    const limited = await createApiKey({ db: app.db, tenantId: a.tenantId, input: { principal: "acme-limited-admin-2", role: "admin", tools: ["limited.mine"] }, actor: "test" });
+    const connection = { scheme: "standard-webhooks", secrets: [`whsec_${Buffer.alloc(32, 3).toString("base64")}`], correlation: { path: "data.op" }, outcomes: { ok: "failed" } };
+    const subscription = { url: "https://receiver.example/hook", events: ["operation.succeeded"] };
+    const attempts = [
+      call(app.baseUrl, "PUT", "/api/v1/webhook-connections/limited-conn", { key: limited.secret, body: connection }),
+      call(app.baseUrl, "GET", "/api/v1/webhook-connections/limited-conn", { key: limited.secret }),
+      call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/limited-sub", { key: limited.secret, body: subscription }),
+      call(app.baseUrl, "GET", "/api/v1/event-subscriptions/limited-sub", { key: limited.secret }),
+      call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/limited-sub", { key: limited.secret }),
+      call(app.baseUrl, "GET", "/api/v1/event-subscriptions", { key: limited.secret }),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expectProblem(res, 403, "forbidden");
+      expect(res.body.detail).toContain("admin key without a tool list");
+    }
+    expect(await app.db.webhookConnection.count({ where: { tenantId: a.tenantId, name: "limited-conn" } })).toBe(0);
+    expect(await app.db.eventSubscription.count({ where: { tenantId: a.tenantId, name: "limited-sub" } })).toBe(0);
+    // The same requests with the tenant's unlimited admin key work.
+    expect((await call(app.baseUrl, "PUT", "/api/v1/webhook-connections/limited-conn", { key: a.admin, body: connection })).status).toBe(201);
+    expect((await call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/limited-sub", { key: a.admin, body: subscription })).status).toBe(201);
+    expectProblem(await call(app.baseUrl, "GET", "/api/v1/webhook-connections/limited-conn", { key: limited.secret }), 403, "forbidden");
+  });
 });

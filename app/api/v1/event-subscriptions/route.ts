@@ -7,7 +7,7 @@ import { otherMethods } from "@/lib/http/method-not-allowed";
 export const dynamic = "force-dynamic";
 
 // GET /api/v1/event-subscriptions – the tenant's active subscriptions (never their secrets)
-export const GET = withApiKey({ route: "/api/v1/event-subscriptions", roles: ["admin"] }, async ({ key }) =>
+export const GET = withApiKey({ route: "/api/v1/event-subscriptions", roles: ["admin"], tenantWide: true }, async ({ key }) =>
   json({ subscriptions: await listEventSubscriptions({ db: db(), tenantId: key.tenantId }) }),
 );
 

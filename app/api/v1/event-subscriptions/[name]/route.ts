@@ -15,7 +15,7 @@ export const dynamic = "force-dynamic";
 const route = "/api/v1/event-subscriptions/{name}";
 
 // PUT /api/v1/event-subscriptions/{name} – create (201, with the signing secret once) or replace (200)
-export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params, ctx }) => {
+export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], tenantWide: true, params: { name: null } }, async ({ req, key, params, ctx }) => {
   const name = parsePathName(subscriptionNameSchema, params.name);
   ctx.annotate({ subscription: name });
   const input = subscriptionRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
@@ -26,14 +26,14 @@ export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], param
 });
 
 // GET /api/v1/event-subscriptions/{name} – one subscription (its secret is never shown again)
-export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ key, params }) => {
+export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], tenantWide: true, params: { name: null } }, async ({ key, params }) => {
   const subscription = await getEventSubscription({ db: db(), tenantId: key.tenantId, name: parsePathName(subscriptionNameSchema, params.name) });
   if (!subscription) throw new ProblemError("subscription-not-found", "No event subscription of that name exists in this tenant.");
   return json(subscription);
 });
 
 // DELETE /api/v1/event-subscriptions/{name} – stop deliveries to it (history is kept)
-export const DELETE = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ key, params }) => {
+export const DELETE = withApiKey<{ name: string }>({ route, roles: ["admin"], tenantWide: true, params: { name: null } }, async ({ key, params }) => {
   const removed = await removeEventSubscription({ db: db(), tenantId: key.tenantId, name: parsePathName(subscriptionNameSchema, params.name), actor: `api-key:${key.id}` });
   if (!removed) throw new ProblemError("subscription-not-found", "No event subscription of that name exists in this tenant.");
   return new Response(null, { status: 204 });

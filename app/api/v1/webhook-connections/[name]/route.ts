@@ -15,7 +15,7 @@ export const dynamic = "force-dynamic";
 const route = "/api/v1/webhook-connections/{name}";
 
 // PUT /api/v1/webhook-connections/{name} – create (201) or replace (200) a provider's webhook connection
-export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params, ctx }) => {
+export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], tenantWide: true, params: { name: null } }, async ({ req, key, params, ctx }) => {
   const name = parsePathName(connectionNameSchema, params.name);
   ctx.annotate({ webhookConnection: name });
   const input = webhookConnectionRequestSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
@@ -31,7 +31,7 @@ export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], param
 });
 
 // GET /api/v1/webhook-connections/{name} – one connection of the key's tenant (never its secrets)
-export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], params: { name: null } }, async ({ req, key, params }) => {
+export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], tenantWide: true, params: { name: null } }, async ({ req, key, params }) => {
   const connection = await getWebhookConnection({ db: db(), tenantId: key.tenantId, name: parsePathName(connectionNameSchema, params.name), origin: requestOrigin(req) });
   if (!connection) throw new ProblemError("webhook-connection-not-found", "No webhook connection of that name exists in this tenant.");
   return json(connection);
