@@ -10,6 +10,23 @@ const nextConfig: NextConfig = {
   // `npm run check` themselves; CI never sets it, so the suite's build still type-checks everything.
   typescript: { ignoreBuildErrors: process.env.TOLLGATE_SKIP_TYPECHECK === "1" },
   serverExternalPackages: ["pino", "pg", "@prisma/adapter-pg", "prom-client"],
+  // The console's pages may not be framed: a page of the same site (another port, a sibling
+  // subdomain) could otherwise show a signed-in console in a frame and steer clicks on Revoke or
+  // Resolve (security review). The API answers JSON, which no one frames; it is left out so the
+  // hot path carries no extra headers.
+  async headers() {
+    return [
+      {
+        source: "/:path((?!api/).*)",
+        headers: [
+          { key: "Content-Security-Policy", value: "frame-ancestors 'none'" },
+          { key: "X-Frame-Options", value: "DENY" },
+          { key: "X-Content-Type-Options", value: "nosniff" },
+          { key: "Referrer-Policy", value: "same-origin" },
+        ],
+      },
+    ];
+  },
 };
 
 export default nextConfig;

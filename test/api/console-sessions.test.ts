@@ -45,3 +45,18 @@ describe("sessions across a disable", () => {
     expect(names).toEqual(["before", "after enable, new session"]);
   });
 });
+
+describe("framing", () => {
+  it("console pages may not be framed (security review: a same-site page could show a signed-in console in a frame); the API carries no such headers", async () => {
+    for (const path of ["/signin", "/t/acme", "/t/acme/operations", "/"]) {
+      const res = await fetch(`${app.baseUrl}${path}`, { redirect: "manual" });
+      expect(res.headers.get("content-security-policy"), path).toBe("frame-ancestors 'none'");
+      expect(res.headers.get("x-frame-options"), path).toBe("DENY");
+      expect(res.headers.get("x-content-type-options"), path).toBe("nosniff");
+    }
+    for (const path of ["/api/live", "/api/v1/operations"]) {
+      const res = await fetch(`${app.baseUrl}${path}`);
+      expect(res.headers.get("x-frame-options"), path).toBeNull();
+    }
+  });
+});
