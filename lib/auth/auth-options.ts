@@ -7,6 +7,7 @@ import { UNUSABLE_HASH, verifyPassword } from "@/lib/auth/password";
 import { log } from "@/lib/log";
 import { logDigest } from "@/lib/crypto/digest";
 import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
+import { endSession, newSessionId } from "@/lib/auth/ended-sessions";
 
 let cached: AuthOptions | undefined;
 
@@ -69,6 +70,8 @@ export function authOptions(): AuthOptions {
         return Boolean(known && !known.disabledAt);
       },
       async jwt({ token, user, account, profile }) {
+        // Each sign-in is a session of its own, so signing out ends that one (lib/auth/ended-sessions.ts).
+        if (user) token.sid = newSessionId();
         if (user && account?.provider === "oidc") {
           const email = verifiedOidcEmail(profile, { requireVerified: e.OIDC_REQUIRE_EMAIL_VERIFIED });
           const known = email ? await db().user.findUnique({ where: { email } }) : null;
@@ -87,7 +90,16 @@ export function authOptions(): AuthOptions {
           ...session,
           uid: typeof token.uid === "string" ? token.uid : undefined,
           gen: typeof token.gen === "number" ? token.gen : 0,
+          sid: typeof token.sid === "string" ? token.sid : undefined,
         };
+      },
+    },
+    events: {
+      // next-auth clears the cookie; a copy of it (another tab's, a stolen one) must stop working too.
+      async signOut({ token }) {
+        if (typeof token?.sid === "string" && typeof token.uid === "string") {
+          await endSession({ db: db(), sid: token.sid, userId: token.uid, expiresAt: typeof token.exp === "number" ? new Date(token.exp * 1000) : null });
+        }
       },
     },
   };

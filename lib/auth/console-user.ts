@@ -19,13 +19,18 @@ export type ConsoleUser = {
 export const currentConsoleUser = cache(readConsoleUser);
 
 async function readConsoleUser(): Promise<ConsoleUser | null> {
-  const session = (await getServerSession(authOptions())) as { uid?: string; gen?: number } | null;
+  const session = (await getServerSession(authOptions())) as { uid?: string; gen?: number; sid?: string } | null;
   if (!session?.uid) return null;
   const user = await db().user.findUnique({
     where: { id: session.uid },
-    include: { tenants: { include: { tenant: true } } },
+    include: {
+      tenants: { include: { tenant: true } },
+      // Signed out of (lib/auth/ended-sessions.ts). Sessions from before session ids carry none.
+      endedSessions: session.sid ? { where: { sid: session.sid }, select: { sid: true } } : false,
+    },
   });
   if (!user || user.disabledAt) return null;
+  if (user.endedSessions?.length) return null;
   // Signed in before the user was last disabled (tokens from before this rule carry none: 0).
   if ((session.gen ?? 0) !== user.sessionGeneration) return null;
   const tenants = user.allTenants

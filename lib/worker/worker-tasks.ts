@@ -8,6 +8,7 @@ import { pruneOperations } from "@/lib/operations/prune-operations";
 import { reapExpiredLeases } from "@/lib/operations/reap-expired-leases";
 import { runDueProbes } from "@/lib/probes/run-due-probes";
 import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
+import { pruneEndedSessions } from "@/lib/auth/ended-sessions";
 import type { WorkerSettings } from "@/lib/worker/worker-settings";
 import { cleanUpJobQueue } from "@/lib/jobs/clean-up-job-queue";
 
@@ -81,8 +82,9 @@ export function workerTasks(options: {
       const { deleted } = await pruneOperations({ db });
       const payloads = await pruneWebhookPayloads(db);
       const events = await pruneOutbox({ db, retentionDays: settings.outboxRetentionDays });
+      const sessions = await pruneEndedSessions(db);
       await cleanUpJobQueue(options.databaseUrl);
-      log("info", "prune", { operations: deleted, webhookPayloads: payloads, outboxEvents: events });
+      log("info", "prune", { operations: deleted, webhookPayloads: payloads, outboxEvents: events, endedSessions: sessions });
     },
   };
 }

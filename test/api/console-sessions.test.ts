@@ -3,6 +3,7 @@ import { createConsoleUser, type ConsoleLogin } from "../support/browser";
 import { signInConsole, type ConsoleClient } from "../support/console-session";
 import { expectProblem } from "../support/protocol";
 import { seedTenant, startTestApp, type TestApp } from "../support/test-app";
+import { pruneEndedSessions } from "@/lib/auth/ended-sessions";
 
 // A console session is a JWT valid for TOLLGATE_SESSION_HOURS. Disabling a user ends it at once
 // (the user row is read on every request); re-enabling them must not revive it: a session
@@ -58,5 +59,31 @@ describe("framing", () => {
       const res = await fetch(`${app.baseUrl}${path}`);
       expect(res.headers.get("x-frame-options"), path).toBeNull();
     }
+  });
+});
+
+describe("signing out", () => {
+  // Security review: a copy of the session cookie kept working for the JWT's whole lifetime after
+  // its person signed out. Signing out now ends that session, and only that one.
+  it("ends that session (a copy of its cookie is refused), leaves the person's other sessions alone, and prune forgets it once the JWT has expired", async () => {
+    const person = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+    const laptop = await signInConsole(app.baseUrl, person);
+    const phone = await signInConsole(app.baseUrl, person);
+    expect((await saveView(laptop, "laptop")).status).toBe(201);
+
+    expect([200, 302]).toContain(await laptop.signOut());
+    expectProblem(await saveView(laptop, "after sign-out"), 401, "unauthorized");
+    expect((await laptop.request("GET", "/t/acme")).status).toBe(307);
+    expect((await saveView(phone, "phone")).status).toBe(201);
+    expect((await phone.request("GET", "/t/acme")).status).toBe(200);
+
+    const personId = (await app.db.user.findUniqueOrThrow({ where: { email: person.email } })).id;
+    const ended = await app.db.endedSession.findMany({ where: { userId: personId } });
+    expect(ended).toHaveLength(1);
+    // Kept until the JWT would have expired (TOLLGATE_SESSION_HOURS, 8 by default), then pruned.
+    expect(ended[0]!.expiresAt.getTime()).toBeGreaterThan(Date.now() + 7 * 3_600_000);
+    expect(await pruneEndedSessions(app.db)).toBe(0);
+    expect(await pruneEndedSessions(app.db, new Date(ended[0]!.expiresAt.getTime() + 1000))).toBeGreaterThanOrEqual(1);
+    expect(await app.db.endedSession.count({ where: { userId: personId } })).toBe(0);
   });
 });

@@ -21,6 +21,8 @@ export type ConsoleClient = {
   post: (path: string, body?: unknown, options?: Omit<ConsoleRequestOptions, "body">) => Promise<Reply>;
   // The same session against another server instance (next-auth's JWT is valid on every instance).
   on: (baseUrl: string) => ConsoleClient;
+  // Signs out through next-auth, as the console's Sign out button does; answers its status.
+  signOut: () => Promise<number>;
 };
 
 const cookiePairs = (res: Response) => res.headers.getSetCookie().map((c) => c.split(";")[0] ?? "");
@@ -77,5 +79,18 @@ function client(baseUrl: string, email: string | null, cookie: string | null): C
     request,
     post: (path, body, options = {}) => request("POST", path, { ...options, body }),
     on: (other) => client(other, email, cookie),
+    signOut: async () => {
+      const csrf = await fetch(`${baseUrl}/api/auth/csrf`, { headers: cookie ? { cookie } : {} });
+      const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+      const cookies = [cookie, ...cookiePairs(csrf)].filter(Boolean).join("; ");
+      const res = await fetch(`${baseUrl}/api/auth/signout`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookies },
+        body: new URLSearchParams({ csrfToken, json: "true" }),
+      });
+      await res.arrayBuffer();
+      return res.status;
+    },
   };
 }

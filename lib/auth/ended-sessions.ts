@@ -1,0 +1,23 @@
+import { randomBytes } from "node:crypto";
+import type { Db } from "@/lib/db";
+import { env } from "@/lib/env";
+
+// A console session is a JWT that stays valid until it expires (TOLLGATE_SESSION_HOURS). Each
+// sign-in gets an id of its own (the JWT's `sid`); signing out records it, and
+// lib/auth/console-user.ts refuses a recorded id on every request, so a copy of the cookie dies
+// with the sign-out. Per session, not per person: signing out in one browser leaves the others.
+
+export function newSessionId(): string {
+  return randomBytes(16).toString("base64url");
+}
+
+export async function endSession(options: { db: Db; sid: string; userId: string; expiresAt: Date | null }): Promise<void> {
+  const expiresAt = options.expiresAt ?? new Date(Date.now() + env().TOLLGATE_SESSION_HOURS * 3_600_000);
+  // A second sign-out of the same session (two tabs) finds the row there: nothing to add.
+  await options.db.endedSession.createMany({ data: [{ sid: options.sid, userId: options.userId, expiresAt }], skipDuplicates: true });
+}
+
+// `npm run tollgate -- prune` and the worker's prune job: ended sessions whose JWT has expired anyway. Returns how many.
+export async function pruneEndedSessions(db: Db, now: Date = new Date()): Promise<number> {
+  return (await db.endedSession.deleteMany({ where: { expiresAt: { lt: now } } })).count;
+}
