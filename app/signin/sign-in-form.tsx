@@ -4,6 +4,7 @@ import { signIn } from "next-auth/react";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { safeCallbackUrl } from "@/lib/console/safe-callback-url";
+import { SIGN_IN_LOCKED } from "@/lib/auth/sign-in-lock-code";
 
 export function SignInForm({ sso }: { sso: string | null }) {
   const router = useRouter();
@@ -19,7 +20,11 @@ export function SignInForm({ sso }: { sso: string | null }) {
     const result = await signIn("credentials", { redirect: false, email: form.get("email"), password: form.get("password") });
     setBusy(false);
     if (!result || result.error) {
-      setError("Wrong email or password.");
+      setError(
+        result?.error === SIGN_IN_LOCKED
+          ? "Too many failed sign-ins for this email. Wait a few minutes, then try again."
+          : "Wrong email or password.",
+      );
       return;
     }
     router.push(safeCallbackUrl(search.get("callbackUrl"), window.location.origin));

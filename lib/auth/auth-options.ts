@@ -8,6 +8,7 @@ import { log } from "@/lib/log";
 import { logDigest } from "@/lib/crypto/digest";
 import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
 import { endSession, newSessionId } from "@/lib/auth/ended-sessions";
+import { clearSignInFailures, recordSignInFailure, SIGN_IN_LOCKED, signInLockedFor } from "@/lib/auth/sign-in-throttle";
 
 let cached: AuthOptions | undefined;
 
@@ -29,13 +30,22 @@ export function authOptions(): AuthOptions {
       async authorize(credentials) {
         const email = String(credentials?.email ?? "").trim().toLowerCase();
         const password = String(credentials?.password ?? "");
+        // Guessing is bounded per email (lib/auth/sign-in-throttle.ts); next-auth hands the
+        // thrown message to the form as the error's code.
+        const lockedFor = await signInLockedFor(db(), email);
+        if (lockedFor > 0) {
+          log().warn({ emailDigest: logDigest(email), lockedFor }, "console sign-in refused: too many failures");
+          throw new Error(SIGN_IN_LOCKED);
+        }
         const user = email ? await db().user.findUnique({ where: { email } }) : null;
         // Always run scrypt, so an unknown email takes as long as a wrong password.
         const ok = await verifyPassword(password, user?.passwordHash ?? UNUSABLE_HASH);
         if (!user || !ok || user.disabledAt) {
-          log().warn({ emailDigest: logDigest(email) }, "console sign-in refused");
+          const { failures, lockedForSeconds } = await recordSignInFailure(db(), email);
+          log().warn({ emailDigest: logDigest(email), failures, lockedFor: lockedForSeconds }, "console sign-in refused");
           return null;
         }
+        await clearSignInFailures(db(), email);
         return { id: user.id, email: user.email, name: user.name, sessionGeneration: user.sessionGeneration };
       },
     }),

@@ -9,6 +9,7 @@ import { reapExpiredLeases } from "@/lib/operations/reap-expired-leases";
 import { runDueProbes } from "@/lib/probes/run-due-probes";
 import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
 import { pruneEndedSessions } from "@/lib/auth/ended-sessions";
+import { pruneSignInFailures } from "@/lib/auth/sign-in-throttle";
 import type { WorkerSettings } from "@/lib/worker/worker-settings";
 import { cleanUpJobQueue } from "@/lib/jobs/clean-up-job-queue";
 
@@ -82,7 +83,7 @@ export function workerTasks(options: {
       const { deleted } = await pruneOperations({ db });
       const payloads = await pruneWebhookPayloads(db);
       const events = await pruneOutbox({ db, retentionDays: settings.outboxRetentionDays });
-      const sessions = await pruneEndedSessions(db);
+      const sessions = (await pruneEndedSessions(db)) + (await pruneSignInFailures(db));
       await cleanUpJobQueue(options.databaseUrl);
       log("info", "prune", { operations: deleted, webhookPayloads: payloads, outboxEvents: events, endedSessions: sessions });
     },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createConsoleUser, type ConsoleLogin } from "../support/browser";
-import { signInConsole, type ConsoleClient } from "../support/console-session";
+import { signInConsole, trySignIn, type ConsoleClient } from "../support/console-session";
 import { expectProblem } from "../support/protocol";
 import { seedTenant, startTestApp, type TestApp } from "../support/test-app";
 import { pruneEndedSessions } from "@/lib/auth/ended-sessions";
@@ -85,5 +85,38 @@ describe("signing out", () => {
     expect(await pruneEndedSessions(app.db)).toBe(0);
     expect(await pruneEndedSessions(app.db, new Date(ended[0]!.expiresAt.getTime() + 1000))).toBeGreaterThanOrEqual(1);
     expect(await app.db.endedSession.count({ where: { userId: personId } })).toBe(0);
+  });
+});
+
+describe("password guessing", () => {
+  // Security review: 15 wrong passwords in a second, then the right one signed in. Now five
+  // failures for one email lock it (30 s, doubling per further failure, 15 min at most), across
+  // instances (the count is in PostgreSQL); a success clears the count.
+  it("five failures lock the email, even against the right password; other emails are not affected; the lock ends and a success clears the count", async () => {
+    const person = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+    const bystander = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+    const failures = await Promise.all(Array.from({ length: 5 }, (_, i) => trySignIn(app.baseUrl, person.email, `wrong-password-${i}`)));
+    expect(failures).toEqual(Array.from({ length: 5 }, () => ({ signedIn: false, error: "CredentialsSignin" })));
+
+    expect(await trySignIn(app.baseUrl, person.email, person.password)).toEqual({ signedIn: false, error: "TooManyFailedSignIns" });
+    expect(await trySignIn(app.baseUrl, person.email.toUpperCase(), person.password)).toEqual({ signedIn: false, error: "TooManyFailedSignIns" });
+    const [row] = await app.db.signInFailure.findMany({ where: { lockedUntil: { not: null } } });
+    expect(row?.failures).toBe(5);
+    expect(row!.lockedUntil!.getTime() - Date.now()).toBeGreaterThan(20_000);
+    expect(row!.lockedUntil!.getTime() - Date.now()).toBeLessThanOrEqual(31_000);
+    // The table holds digests, never the emails strangers typed.
+    expect(JSON.stringify(await app.db.signInFailure.findMany())).not.toContain(person.email);
+    expect((await trySignIn(app.baseUrl, bystander.email, bystander.password)).signedIn).toBe(true);
+
+    // One more failure once the lock is over doubles it.
+    await app.db.signInFailure.updateMany({ where: { emailDigest: row!.emailDigest }, data: { lockedUntil: new Date(Date.now() - 1000) } });
+    expect(await trySignIn(app.baseUrl, person.email, "wrong-again")).toEqual({ signedIn: false, error: "CredentialsSignin" });
+    const doubled = await app.db.signInFailure.findUniqueOrThrow({ where: { emailDigest: row!.emailDigest } });
+    expect(doubled.failures).toBe(6);
+    expect(doubled.lockedUntil!.getTime() - Date.now()).toBeGreaterThan(50_000);
+
+    await app.db.signInFailure.updateMany({ where: { emailDigest: row!.emailDigest }, data: { lockedUntil: new Date(Date.now() - 1000) } });
+    expect((await trySignIn(app.baseUrl, person.email, person.password)).signedIn).toBe(true);
+    expect(await app.db.signInFailure.count({ where: { emailDigest: row!.emailDigest } })).toBe(0);
   });
 });

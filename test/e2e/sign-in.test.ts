@@ -83,6 +83,26 @@ describe("console sign-in", () => {
     await context.close();
   });
 
+  it("says so when an email is locked after too many failed sign-ins, even for the right password", async () => {
+    const locked = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${app.baseUrl}/signin`);
+    for (let i = 0; i < 5; i++) {
+      await page.getByLabel("Email").fill(locked.email);
+      await page.getByLabel("Password").fill(`not-the-password-${i}`);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.getByText("Wrong email or password.").waitFor({ timeout: 10_000 });
+      await page.getByRole("button", { name: "Sign in" }).and(page.locator(":enabled")).waitFor();
+    }
+    await page.getByLabel("Password").fill(locked.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("Too many failed sign-ins for this email. Wait a few minutes, then try again.").waitFor({ timeout: 10_000 });
+    expect(new URL(page.url()).pathname).toBe("/signin");
+    await screenshot(page, "sign-in-locked");
+    await context.close();
+  });
+
   it("hides another tenant: a member of acme gets 404 for globex", async () => {
     const context = await browser.newContext();
     const page = await signIn(context, app.baseUrl, login);

@@ -48,6 +48,23 @@ export async function signInConsole(baseUrl: string, login: ConsoleLogin): Promi
   return client(baseUrl, login.email, session.map(([, pair]) => pair).join("; "));
 }
 
+// One try through next-auth's credentials flow, as the sign-in form makes it: whether it signed
+// in, and the error code next-auth answered otherwise ("CredentialsSignin", or what authorize threw).
+export async function trySignIn(baseUrl: string, email: string, password: string): Promise<{ signedIn: boolean; error: string | null }> {
+  const csrf = await fetch(`${baseUrl}/api/auth/csrf`);
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const res = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookiePairs(csrf).join("; ") },
+    body: new URLSearchParams({ csrfToken, email, password, json: "true" }),
+  });
+  const text = await res.text();
+  const url = res.headers.get("location") ?? ((JSON.parse(text || "{}") as { url?: string }).url ?? "");
+  const signedIn = cookiePairs(res).some((p) => p.startsWith("next-auth.session-token"));
+  return { signedIn, error: signedIn ? null : new URL(url, baseUrl).searchParams.get("error") };
+}
+
 // No session at all: what a signed-out browser (or a stranger's script) sends.
 export function anonymousConsole(baseUrl: string): ConsoleClient {
   return client(baseUrl, null, null);
