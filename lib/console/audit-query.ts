@@ -20,6 +20,7 @@ export const knownAuditActions = [
   "operation.complete_conflict",
   "operation.complete_agreed",
   "operation.late_report_refused",
+  "operation.attempt_lease_expired",
   "operation.webhook_conflict",
   "operation.webhook_matched",
   "webhook_event.",

@@ -253,7 +253,7 @@ const attemptsSource = defineSource({
         const ended = ctx.takeAudits(
           (e) =>
             attemptNumber(e.before) === a.number &&
-            ["operation.completed", "operation.retry_scheduled", "operation.unknown", "operation.complete_agreed"].includes(e.action),
+            ["operation.completed", "operation.retry_scheduled", "operation.unknown", "operation.complete_agreed", "operation.attempt_lease_expired"].includes(e.action),
         );
         const how = attemptEndTitles[a.outcome ?? ""] ?? { title: "ended", tone: "info" as const };
         const provider = a.provider as { requestId?: string; resourceId?: string } | null;

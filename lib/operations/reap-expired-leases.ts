@@ -19,3 +19,19 @@ export async function reapExpiredLeases(options: { db: Db; graceSeconds?: number
   if (total > 0) metrics().unknowns.inc({ cause: "lease-reaped" }, total);
   return total;
 }
+
+// The same job's second half: an attempt a webhook (or an inbox match) settled under a live lease
+// may still report until that lease runs out; one that never does is ended as lease_lost then
+// (tollgate_close_settled_attempts), so no attempt stays open forever.
+export async function closeSettledAttempts(options: { db: Db; graceSeconds?: number; batchSize?: number; maxBatches?: number }): Promise<number> {
+  const batchSize = options.batchSize ?? 500;
+  let total = 0;
+  for (let i = 0; i < (options.maxBatches ?? 20); i++) {
+    const rows = await options.db.$queryRaw<{ n: number }[]>`
+      SELECT tollgate_close_settled_attempts(${batchSize}::int, ${Math.round(options.graceSeconds ?? 0)}::int) AS n`;
+    const n = rows[0]?.n ?? 0;
+    total += n;
+    if (n < batchSize) break;
+  }
+  return total;
+}

@@ -5,7 +5,7 @@ import type { GuardedFetch } from "@/lib/http/egress";
 import { deliverEvent } from "@/lib/outbox/deliver-event";
 import { pruneOutbox } from "@/lib/outbox/prune-outbox";
 import { pruneOperations } from "@/lib/operations/prune-operations";
-import { reapExpiredLeases } from "@/lib/operations/reap-expired-leases";
+import { closeSettledAttempts, reapExpiredLeases } from "@/lib/operations/reap-expired-leases";
 import { runDueProbes } from "@/lib/probes/run-due-probes";
 import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
 import { pruneEndedSessions } from "@/lib/auth/ended-sessions";
@@ -60,7 +60,8 @@ export function workerTasks(options: {
     },
     "reap-leases": periodic("reap-leases", async () => {
       const unknown = await reapExpiredLeases({ db, graceSeconds: settings.leaseGraceSeconds });
-      return unknown ? { becameUnknown: unknown } : null;
+      const closed = await closeSettledAttempts({ db, graceSeconds: settings.leaseGraceSeconds });
+      return unknown || closed ? { becameUnknown: unknown, settledAttemptsClosed: closed } : null;
     }),
     "probe-unknown": periodic("probe-unknown", async () => {
       const { probed, resolved } = await runDueProbes({ db, fetch, serverSecret: options.serverSecret, settings: settings.probes });

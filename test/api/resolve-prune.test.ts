@@ -141,7 +141,10 @@ describe("resolve: an operator settles an unknown outcome", () => {
 
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ state: "pending", resolution: { outcome: "retry", fromState: "unknown" } });
-    expect(await operation(op.operationId)).toMatchObject({ state: "pending", resultExpiresAt: null, completedAt: null });
+    // No backoff: a retry the operator asked for may be claimed at once. (not_before was the
+    // resolve's now(), its transaction's start, and a claim that had waited on the row lock, with
+    // an earlier start, answered 429 retry-backoff: race probe.)
+    expect(await operation(op.operationId)).toMatchObject({ state: "pending", resultExpiresAt: null, completedAt: null, notBefore: null });
     await expectResolutionAudited(op.operationId, { from: "unknown", to: "pending", outcome: "retry", reason });
 
     const next = await claim(app.baseUrl, acme.agent, op.idem, { tool: op.tool, args: op.args });

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getOperationTrace } from "@/lib/console/operation-trace";
 import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
+import { closeSettledAttempts } from "@/lib/operations/reap-expired-leases";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
@@ -186,6 +187,55 @@ describe("a webhook before the agent's complete", () => {
     expect(after.flaggedAt).not.toBeNull();
     expect(after.flagReason).toContain("reported succeeded");
     expect(await audits(op.operationId, "operation.complete_conflict")).toHaveLength(1);
+    // The report ends its attempt (race probe: it stayed open forever, and every repeat flagged
+    // and audited again); the same report repeated gets the same answer and nothing more.
+    const attempt = await app.db.attempt.findFirstOrThrow({ where: { operationId: op.operationId } });
+    expect(attempt.endedAt).not.toBeNull();
+    expect(attempt.outcome).toBe("succeeded");
+    expect(after.openAttemptUntil).toBeNull();
+    const again = await complete(op, "succeeded", { result: { statusCode: 201, resourceId: "T-10" } });
+    expect([again.status, again.body.code, again.body.detail], again.text).toEqual([409, "already-resolved", res.body.detail]);
+    expect(await audits(op.operationId, "operation.complete_conflict")).toHaveLength(1);
+    expect((await operation(op.operationId)).flaggedAt).toEqual(after.flaggedAt);
+  });
+
+  it("an attempt a webhook settled under a live lease that never reports is ended by the lease reaper once its lease has run out", async () => {
+    const op = await claimNew();
+    expect((await putEffect(op, "create", "intended")).status).toBe(200);
+    await send("ticket.created", op.operationId);
+    const settled = await operation(op.operationId);
+    expect(settled.state).toBe("succeeded");
+    const open = await app.db.attempt.findFirstOrThrow({ where: { operationId: op.operationId } });
+    expect(open.endedAt).toBeNull();
+    expect(settled.openAttemptUntil?.getTime()).toBe(open.leaseExpiresAt?.getTime());
+
+    // Before the lease runs out the reaper leaves it alone; afterwards (the agent crashed) it ends it.
+    expect(await closeSettledAttempts({ db: app.db })).toBe(0);
+    await app.db.$executeRaw`UPDATE operation SET open_attempt_until = now() - interval '1 second' WHERE id = ${op.operationId}`;
+    await app.db.$executeRaw`UPDATE attempt SET lease_expires_at = now() - interval '1 second' WHERE id = ${open.id}`;
+    expect(await closeSettledAttempts({ db: app.db })).toBe(1);
+    expect(await closeSettledAttempts({ db: app.db })).toBe(0);
+
+    const closed = await app.db.attempt.findUniqueOrThrow({ where: { id: open.id } });
+    expect(closed).toMatchObject({ outcome: "lease_lost", error: { code: "lease-expired" } });
+    expect(closed.endedAt).not.toBeNull();
+    const after = await operation(op.operationId);
+    expect(after).toMatchObject({ state: "succeeded", openAttemptUntil: null, result: settled.result });
+    expect(await audits(op.operationId, "operation.attempt_lease_expired")).toMatchObject([{ actor: "system:reaper" }]);
+    // It reports nothing more: its effects are refused, and a late agreeing complete is
+    // acknowledged but never becomes the stored result (a stale holder's).
+    const effect = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, provider: "tickets", state: "sent" },
+    });
+    expect([effect.status, effect.body.code], effect.text).toEqual([409, "lease-lost"]);
+    const late = await complete(op, "succeeded", { result: { statusCode: 201, body: { id: "T-late" } } });
+    expect(late.status, late.text).toBe(200);
+    expect((await operation(op.operationId)).result).toEqual(settled.result);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    // The trace ends the attempt (it said "lease expired without a report" forever), by the reaper.
+    expect(trace?.timeline.filter((e) => e.kind === "attempt.lease-expired")).toEqual([]);
+    expect(trace?.timeline.find((e) => e.kind === "attempt.end")).toMatchObject({ actor: { id: "system:reaper" } });
   });
 
   it("settles a processing operation whose lease expired (named by its downstream key)", async () => {
