@@ -80,6 +80,20 @@ async function send(type: string, correlation: string | null, options: { id?: st
 }
 
 const operation = (id: string) => app.db.operation.findUniqueOrThrow({ where: { id } });
+
+// A replay through tollgate_claim itself, and the commit mode it left for its transaction.
+async function replayCommitMode(operationId: string): Promise<string> {
+  const op = await operation(operationId);
+  const keyId = (await app.db.apiKey.findFirstOrThrow({ where: { tenantId: op.tenantId, principal: op.principal, revokedAt: null } })).id;
+  return app.db.$transaction(async (tx) => {
+    const [claimed] = await tx.$queryRaw<{ r: { code: string } }[]>`
+      SELECT tollgate_claim(${op.tenantId}, ${keyId}, ${op.principal}, ${op.tool}, ${op.keyDigest}, ${op.fingerprint},
+        ${JSON.stringify(op.args)}::jsonb, NULL, NULL, 'op_never_used', 'dk_never_used', 'test') AS r`;
+    expect(claimed?.r.code).toBe("replay");
+    const [mode] = await tx.$queryRaw<{ synchronous_commit: string }[]>`SHOW synchronous_commit`;
+    return mode?.synchronous_commit ?? "";
+  });
+}
 const event = (id: string) => app.db.webhookEvent.findUniqueOrThrow({ where: { id } });
 const audits = (targetId: string, action?: string) => app.db.auditEvent.findMany({ where: { targetId, ...(action ? { action } : {}) }, orderBy: { id: "asc" } });
 
@@ -149,6 +163,18 @@ describe("a webhook before the agent's complete", () => {
     const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
     const end = trace?.timeline.find((e) => e.key === "attempt-1-end");
     expect(end?.json).toEqual([{ label: "Result reported", value: result }]);
+  });
+
+  // The guard above (no replay served yet) reads replay_count, which replays usually write without
+  // waiting for the fsync: while a settled attempt may still report, they wait, so a crash cannot
+  // lose the count of a replay already served (race probe, from the code).
+  it("replays wait for their count to be durable only while an agreeing complete could still store its result", async () => {
+    const key = `idem-${randomUUID()}`;
+    const op = await claimWithKey(key);
+    await send("ticket.created", op.operationId);
+    expect(await replayCommitMode(op.operationId)).toBe("on");
+    expect((await complete(op, "succeeded", { result: { statusCode: 201 } })).status).toBe(200);
+    expect(await replayCommitMode(op.operationId)).toBe("off");
   });
 
   it("the attempt a webhook settled under a live lease may still report its effects' provider ids; a new effect gets 409 already-resolved", async () => {
