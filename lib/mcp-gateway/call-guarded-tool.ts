@@ -6,9 +6,9 @@ import type { ArgumentCheck } from "@/lib/mcp-gateway/guard-tool-list";
 import { holdLease } from "@/lib/mcp-gateway/hold-lease";
 import { KEY_ARGUMENT, META } from "@/lib/mcp-gateway/meta-keys";
 import { gatewayErrorResult, refusalResult } from "@/lib/mcp-gateway/refusal-result";
-import { replayedResult, resultToStore } from "@/lib/mcp-gateway/stored-result";
+import { replayedResult, resultToStore, storableError, unkeptResult } from "@/lib/mcp-gateway/stored-result";
 import type { TollgateClient, TollgateReply } from "@/lib/mcp-gateway/tollgate-client";
-import { claimCreatedSchema, replaySchema } from "@/lib/operations/operation-schemas";
+import { claimCreatedSchema, idempotencyKeyPattern, replaySchema } from "@/lib/operations/operation-schemas";
 
 export type UpstreamCall = (
   params: { name: string; arguments: Record<string, unknown>; _meta: Record<string, unknown> },
@@ -50,6 +50,14 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
       call.keyInArguments
         ? `This tool needs an "${KEY_ARGUMENT}" argument: a new unique value for a new action, the same value when retrying it. Nothing was done.`
         : `This call carries no idempotency key (_meta "${META.idempotencyKey}"). Nothing was done.`,
+    );
+  }
+  // Checked here, not left to Tollgate: fetch trims a header's surrounding whitespace (so "K " and
+  // "K" would be one key) and throws on characters outside Latin-1 (which read as "Tollgate
+  // unreachable, repeat later", forever). MCP review.
+  if (!idempotencyKeyPattern.test(key)) {
+    return gatewayErrorResult(
+      "The idempotency key must be 1 to 255 printable ASCII characters (0x21-0x7E), without spaces. Nothing was done; use a key of that form, the same one on every retry of this action.",
     );
   }
   const args = { ...call.args };
@@ -116,15 +124,24 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
 }
 
 async function complete(options: GuardedCallOptions, operationId: string, fencingToken: string, verdict: UpstreamVerdict): Promise<string> {
-  const body: Record<string, unknown> = { fencingToken, outcome: verdict.outcome };
-  if (verdict.outcome !== "succeeded") body.error = verdict.error;
-  if (verdict.outcome === "failed" && verdict.retryable) body.retryable = true;
-  if (verdict.outcome !== "unknown" && verdict.result) body.result = resultToStore(verdict.result, verdict.outcome);
+  let body = completeBody(fencingToken, verdict, { keepResult: true });
+  let stripped = false;
   const giveUpAt = Date.now() + options.completeRetryLimitMs;
   for (let tryIndex = 0; ; tryIndex += 1) {
     try {
       const reply = await options.tollgate.complete(operationId, body);
       if (reply.status === 200) return "recorded";
+      if ((reply.status === 400 || reply.status === 413) && !stripped) {
+        // Tollgate refused what the tool answered (text PostgreSQL cannot hold, such as U+0000,
+        // or a body over its limit). The outcome is what matters: record it without the result,
+        // at once. Leaving it unrecorded made the operation unknown, and with takeover
+        // `deduplicated` a repeat ran the tool a second time (MCP review).
+        options.log.warn({ operationId, status: reply.status, code: reply.body.code }, "mcp gateway: Tollgate refused the result; recording the outcome without it");
+        body = completeBody(fencingToken, verdict, { keepResult: false });
+        stripped = true;
+        tryIndex -= 1;
+        continue;
+      }
       if (reply.status < 500) {
         // lease-lost (another attempt took over) / already-resolved (a webhook or an operator got
         // there first): Tollgate's record stands; the caller still gets what the tool answered.
@@ -144,6 +161,16 @@ async function complete(options: GuardedCallOptions, operationId: string, fencin
     const delays = options.completeRetryDelaysMs;
     await new Promise((resolve) => setTimeout(resolve, delays[Math.min(tryIndex, delays.length - 1)] ?? 1000));
   }
+}
+
+// What the complete sends. Without the result (`keepResult: false`), a note of how the action
+// ended stands in for it, and the error is cut and stripped of what PostgreSQL cannot store.
+function completeBody(fencingToken: string, verdict: UpstreamVerdict, options: { keepResult: boolean }): Record<string, unknown> {
+  const body: Record<string, unknown> = { fencingToken, outcome: verdict.outcome };
+  if (verdict.outcome !== "succeeded") body.error = options.keepResult ? verdict.error : storableError(verdict.error);
+  if (verdict.outcome === "failed" && verdict.retryable) body.retryable = true;
+  if (verdict.outcome !== "unknown" && verdict.result) body.result = options.keepResult ? resultToStore(verdict.result, verdict.outcome) : unkeptResult(verdict.outcome);
+  return body;
 }
 
 function answer(verdict: UpstreamVerdict, operation: Record<string, unknown>): CallToolResult {

@@ -185,7 +185,22 @@ export async function startMcpGateway(options: McpGatewayOptions): Promise<{ clo
     // MCP's stdio shutdown: the host closes our stdin and waits for us to exit (the SDK's
     // transport does not watch for it). Calls in flight finish first: closing the upstream would
     // kill a tool mid-call and leave its operation unknown for nothing.
-    process.stdin.once("end", () => void drain(options.callTimeoutMs + 60_000).then(() => server.close()));
+    let draining = false;
+    const finishAndClose = () => {
+      if (draining) return;
+      draining = true;
+      void drain(options.callTimeoutMs + 60_000).then(() => server.close());
+    };
+    process.stdin.once("end", finishAndClose);
+    // A host that died, or closed its end of our stdout, makes the next answer's write fail with
+    // EPIPE. Unhandled, that error killed the gateway, and with it the calls in flight whose
+    // tools had acted: their outcomes were never recorded (MCP review). The answers have nowhere
+    // to go, but the outcomes must be recorded: calls in flight finish, as when stdin closes.
+    process.stdout.on("error", (error: Error) => {
+      if (!draining) options.log.warn({ err: error.message, inFlight: inFlight.size }, "mcp gateway: the host stopped reading; finishing calls in flight");
+      closing = true;
+      finishAndClose();
+    });
     // A host that does not wait (the SDK's client sends SIGTERM 2 s after closing stdin). A child
     // process is stopped, so calls in flight end now and record `unknown`. A remote tool keeps
     // running whatever we do, so its calls get the drain's time to answer first.

@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { META } from "@/lib/mcp-gateway/meta-keys";
+import { cutText } from "@/lib/console/storable-text";
 
 // A complete's body may be 256 KiB (AGENT-API.md); leave room for the rest of the body.
 export const MAX_STORED_RESULT_BYTES = 240 * 1024;
@@ -10,14 +11,26 @@ export function resultToStore(result: CallToolResult, outcome: "succeeded" | "fa
   const { _meta: _ignored, ...kept } = result;
   const bytes = Buffer.byteLength(JSON.stringify(kept));
   if (bytes <= MAX_STORED_RESULT_BYTES) return { statusCode: 200, body: kept };
+  return unkeptResult(outcome, `Its result (${bytes} bytes) was too large for Tollgate to keep`);
+}
+
+// The note kept in place of a result Tollgate cannot store (too large, or refused by it).
+export function unkeptResult(outcome: "succeeded" | "failed", why = "Tollgate could not keep its result"): { statusCode: number; body: unknown } {
   const ended = outcome === "succeeded" ? "succeeded" : "failed, and nothing was done";
   return {
     statusCode: 200,
     body: {
-      content: [{ type: "text", text: `The action ${ended}. Its result (${bytes} bytes) was too large for Tollgate to keep, so a repeat of this call cannot show it.` }],
+      content: [{ type: "text", text: `The action ${ended}. ${why}, so a repeat of this call cannot show it.` }],
       isError: outcome !== "succeeded",
     },
   };
+}
+
+// An error as a complete may always carry it: U+0000 and unpaired surrogates (which PostgreSQL
+// refuses in text) replaced, the message cut to 1,000 characters.
+export function storableError(error: { code: string; message: string }): { code: string; message: string } {
+  const clean = (text: string, max: number) => cutText(text.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD"), max);
+  return { code: clean(error.code, 100), message: clean(error.message, 1000) };
 }
 
 type Replay = { operationId: string; state: "succeeded" | "failed"; result: { body: unknown } | null; error: { code: string; message: string } | null };

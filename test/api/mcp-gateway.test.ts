@@ -93,7 +93,7 @@ beforeAll(async () => {
   app = await startTestApp();
   acme = await seedTenant(app.db, "acme");
   provider = await startFakeProvider();
-  for (const name of ["tickets.create", "tickets.slow", "tickets.refused", "tickets.vague", "tickets.crash", "tickets.keyed", "tickets.progress"]) await createTool(app.baseUrl, [acme], {}, name);
+  for (const name of ["tickets.create", "tickets.slow", "tickets.refused", "tickets.vague", "tickets.crash", "tickets.keyed", "tickets.progress", "tickets.binary"]) await createTool(app.baseUrl, [acme], {}, name);
   await createTool(app.baseUrl, [acme], { policy: { approval: "required" } }, "payments.refund");
   await createTool(app.baseUrl, [acme], { policy: { leaseSeconds: 1 } }, "tickets.steady");
   gateway = await startGateway();
@@ -200,6 +200,33 @@ describe("tollgate mcp-gateway", () => {
     expect(text(missing)).toContain("idempotencyKey");
     expect((await operations("tickets.create")).length).toBe(count);
     expect(provider.effects().length).toBe(before);
+  });
+
+  // MCP review: Tollgate answered 400 to a complete whose result held U+0000, the gateway took that
+  // as final, the operation was left processing (then unknown), and with takeover deduplicated a
+  // repeat ran the tool again. Now the outcome is recorded without the result.
+  it("a result Tollgate cannot store is replaced by a note: the outcome is recorded, the first caller gets the whole result, a repeat the note", async () => {
+    const before = provider.effects().length;
+    const first = await callTool(gateway.client, "tickets.binary", { title: "Dump", idempotencyKey: "mcp-binary-1" });
+    expect(text(first)).toContain("\u0000");
+    expect(operationMeta(first)).toMatchObject({ outcome: "succeeded", completed: "recorded" });
+    const [op] = await operations("tickets.binary");
+    expect(op).toMatchObject({ state: "succeeded" });
+    expect(JSON.stringify(op!.result)).toContain("Tollgate could not keep its result");
+    const again = await callTool(gateway.client, "tickets.binary", { title: "Dump", idempotencyKey: "mcp-binary-1" });
+    expect(operationMeta(again)).toMatchObject({ replayed: true, state: "succeeded" });
+    expect(text(again)).toContain("The action succeeded. Tollgate could not keep its result");
+    expect(provider.effects().length - before).toBe(1);
+  });
+
+  it("refuses an idempotency key Tollgate would not take before claiming anything (fetch would trim it, or fail on it)", async () => {
+    const before = await app.db.operation.count({ where: { tenantId: acme.tenantId } });
+    for (const key of ["mcp-space ", "\tmcp-tab", "ключ", "a b"]) {
+      const refused = await callTool(gateway.client, "tickets.create", { title: "Odd key", idempotencyKey: key });
+      expect(refused.isError, key).toBe(true);
+      expect(text(refused)).toContain("printable ASCII");
+    }
+    expect(await app.db.operation.count({ where: { tenantId: acme.tenantId } })).toBe(before);
   });
 
   it("a tool that times out after acting leaves the operation unknown, and a repeat is refused instead of acting again", async () => {
@@ -352,6 +379,26 @@ describe("tollgate mcp-gateway", () => {
     expect((await answer).result).toMatchObject({ _meta: { "io.tollgate/operation": { outcome: "succeeded", completed: "recorded" } } });
     expect(await raw.exited).toBe(0);
     expect(provider.effects().length - before).toBe(1);
+  });
+
+  // MCP review: a host that dies closes our stdout too; the first answer written then raised an
+  // unhandled EPIPE, the gateway died, and a call whose tool had acted was never recorded.
+  it("when the host stops reading its answers, calls in flight are still recorded and the gateway exits 0", async () => {
+    const raw = await startRawGateway();
+    const before = provider.effects().length;
+    // Two calls: the first to finish (1.8 s) writes the first answer into the closed pipe while
+    // the other (2.5 s, it acted at once) is still running.
+    void raw.request("tools/call", { name: "tickets.progress", arguments: { title: "Orphaned first", idempotencyKey: "mcp-epipe-1" } });
+    void raw.request("tools/call", { name: "tickets.steady", arguments: { title: "Orphaned second", idempotencyKey: "mcp-epipe-2" } });
+    const byKey = (key: string) => app.db.operation.findFirst({ where: { tenantId: acme.tenantId, keyDigest: sha256Hex(key) } });
+    await vi.waitFor(async () => expect([(await byKey("mcp-epipe-1"))?.state, (await byKey("mcp-epipe-2"))?.state]).toEqual(["processing", "processing"]), { timeout: 10_000, interval: 50 });
+    // The host is gone: it reads nothing more, and its end of our stdin closes.
+    raw.child.stdout.destroy();
+    raw.child.stdin.end();
+    expect(await raw.exited).toBe(0);
+    expect((await byKey("mcp-epipe-1"))?.state).toBe("succeeded");
+    expect((await byKey("mcp-epipe-2"))?.state).toBe("succeeded");
+    expect(provider.effects().length - before).toBe(2);
   });
 
   it("on SIGTERM a call in flight is recorded unknown (the upstream is stopped), answered, and the gateway exits 0", async () => {

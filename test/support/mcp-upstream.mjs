@@ -87,6 +87,12 @@ function createServer() {
     process.exit(3);
   });
 
+  // Acts, and answers with text PostgreSQL cannot store (U+0000, as binary or terminal output has).
+  server.registerTool("tickets.binary", { inputSchema: { title: z.string() } }, async ({ title }, extra) => {
+    const effect = await createEffect(extra._meta?.["io.tollgate/downstream-key"], { title });
+    return { content: [{ type: "text", text: `opened ${effect.id}\u0000(raw bytes follow)` }] };
+  });
+
   server.registerTool("tickets.refused", { inputSchema: { title: z.string() } }, async () => ({
     content: [{ type: "text", text: "title rejected by the ticket system" }],
     isError: true,
