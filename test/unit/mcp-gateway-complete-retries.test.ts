@@ -10,6 +10,7 @@ const reply = (status: number, body: Record<string, unknown> = {}, headers: Reco
 
 function fakeTollgate(options: { leaseMs: number; completes: (TollgateReply | Error)[]; heartbeat: () => TollgateReply }) {
   const calls = { heartbeats: 0, completes: 0 };
+  const bodies: Record<string, unknown>[] = [];
   const now = Date.now();
   const client: TollgateClient = {
     claim: async () =>
@@ -22,14 +23,15 @@ function fakeTollgate(options: { leaseMs: number; completes: (TollgateReply | Er
       calls.heartbeats += 1;
       return options.heartbeat();
     },
-    complete: async () => {
+    complete: async (_operationId: string, body: Record<string, unknown>) => {
+      bodies.push(body);
       const next = options.completes[Math.min(calls.completes, options.completes.length - 1)]!;
       calls.completes += 1;
       if (next instanceof Error) throw next;
       return next;
     },
   };
-  return { client, calls };
+  return { client, calls, bodies };
 }
 
 const call: GuardedCall = { name: "tickets.create", tollgateTool: "tickets.create", args: { title: "x", idempotencyKey: "k" }, meta: undefined, keyInArguments: true, upstreamHasKey: false, checkArguments: () => undefined };
@@ -60,5 +62,37 @@ describe("recording an outcome while Tollgate is away", () => {
     const beats = tollgate.calls.heartbeats;
     await new Promise((resolve) => setTimeout(resolve, 800));
     expect(tollgate.calls.heartbeats).toBe(beats);
+  });
+});
+
+describe("a complete Tollgate refuses for its body", () => {
+  const options = (tollgate: TollgateClient) => ({ tollgate, callUpstream: upstream, log, completeRetryDelaysMs: [50], completeRetryLimitMs: 60_000 });
+
+  it("records the outcome again at once without the result (a note in its place), keeping what the first caller gets", async () => {
+    const tollgate = fakeTollgate({ leaseMs: 3000, completes: [reply(400, { code: "invalid-request" }), reply(200)], heartbeat: () => reply(200) });
+    const result = await callGuardedTool(options(tollgate.client), call);
+    expect(result._meta?.["io.tollgate/operation"]).toMatchObject({ outcome: "succeeded", completed: "recorded" });
+    expect(result.content).toEqual([{ type: "text", text: "opened" }]);
+    expect(tollgate.bodies).toHaveLength(2);
+    expect(tollgate.bodies[0]).toMatchObject({ outcome: "succeeded", result: { body: { content: [{ text: "opened" }] } } });
+    expect(tollgate.bodies[1]).toMatchObject({ outcome: "succeeded", result: { body: { content: [{ text: expect.stringContaining("Tollgate could not keep its result") }] } } });
+  });
+
+  it("an unknown outcome whose error text PostgreSQL cannot hold is sent again with that text cleaned and cut", async () => {
+    const failing = async () => ({ content: [{ type: "text" as const, text: "boom \u0000 raw" }], isError: true, _meta: { "io.tollgate/outcome": "unknown" } });
+    const tollgate = fakeTollgate({ leaseMs: 3000, completes: [reply(400, { code: "invalid-request" }), reply(200)], heartbeat: () => reply(200) });
+    await callGuardedTool({ ...options(tollgate.client), callUpstream: failing }, call);
+    expect(tollgate.bodies[1]).toMatchObject({ outcome: "unknown" });
+    expect((tollgate.bodies[0]!.error as { message: string }).message).toContain("\u0000");
+    const error = tollgate.bodies[1]!.error as { message: string };
+    expect(error.message).not.toContain("\u0000");
+    expect(error.message).toContain("boom \uFFFD raw");
+  });
+
+  it("takes a second refusal as final (one retry, never a loop)", async () => {
+    const tollgate = fakeTollgate({ leaseMs: 3000, completes: [reply(413, { code: "payload-too-large" }), reply(400, { code: "invalid-request" })], heartbeat: () => reply(200) });
+    const result = await callGuardedTool(options(tollgate.client), call);
+    expect(result._meta?.["io.tollgate/operation"]).toMatchObject({ completed: "invalid-request" });
+    expect(tollgate.calls.completes).toBe(2);
   });
 });
