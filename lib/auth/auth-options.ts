@@ -7,7 +7,7 @@ import { UNUSABLE_HASH, verifyPassword } from "@/lib/auth/password";
 import { log } from "@/lib/log";
 import { logDigest } from "@/lib/crypto/digest";
 import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
-import { endSession, newSessionId } from "@/lib/auth/ended-sessions";
+import { endSession, newSessionId, sessionEndsAt } from "@/lib/auth/ended-sessions";
 import { clearSignInFailures, recordSignInFailure, SIGN_IN_LOCKED, signInLockedFor } from "@/lib/auth/sign-in-throttle";
 
 let cached: AuthOptions | undefined;
@@ -81,7 +81,10 @@ export function authOptions(): AuthOptions {
       },
       async jwt({ token, user, account, profile }) {
         // Each sign-in is a session of its own, so signing out ends that one (lib/auth/ended-sessions.ts).
-        if (user) token.sid = newSessionId();
+        if (user) {
+          token.sid = newSessionId();
+          token.sat = Math.floor(Date.now() / 1000);
+        }
         if (user && account?.provider === "oidc") {
           const email = verifiedOidcEmail(profile, { requireVerified: e.OIDC_REQUIRE_EMAIL_VERIFIED });
           const known = email ? await db().user.findUnique({ where: { email } }) : null;
@@ -101,6 +104,7 @@ export function authOptions(): AuthOptions {
           uid: typeof token.uid === "string" ? token.uid : undefined,
           gen: typeof token.gen === "number" ? token.gen : 0,
           sid: typeof token.sid === "string" ? token.sid : undefined,
+          sat: typeof token.sat === "number" ? token.sat : undefined,
         };
       },
     },
@@ -108,7 +112,8 @@ export function authOptions(): AuthOptions {
       // next-auth clears the cookie; a copy of it (another tab's, a stolen one) must stop working too.
       async signOut({ token }) {
         if (typeof token?.sid === "string" && typeof token.uid === "string") {
-          await endSession({ db: db(), sid: token.sid, userId: token.uid, expiresAt: typeof token.exp === "number" ? new Date(token.exp * 1000) : null });
+          const ends = sessionEndsAt(typeof token.sat === "number" ? token.sat : undefined, e.TOLLGATE_SESSION_HOURS);
+          await endSession({ db: db(), sid: token.sid, userId: token.uid, expiresAt: ends });
         }
       },
     },

@@ -2,6 +2,8 @@ import { cache } from "react";
 import { getServerSession } from "next-auth";
 import { db } from "@/lib/db";
 import { authOptions } from "@/lib/auth/auth-options";
+import { sessionEndsAt } from "@/lib/auth/ended-sessions";
+import { env } from "@/lib/env";
 import type { UserRole } from "@/lib/auth/roles";
 
 export type ConsoleUser = {
@@ -19,8 +21,11 @@ export type ConsoleUser = {
 export const currentConsoleUser = cache(readConsoleUser);
 
 async function readConsoleUser(): Promise<ConsoleUser | null> {
-  const session = (await getServerSession(authOptions())) as { uid?: string; gen?: number; sid?: string } | null;
+  const session = (await getServerSession(authOptions())) as { uid?: string; gen?: number; sid?: string; sat?: number } | null;
   if (!session?.uid) return null;
+  // Over TOLLGATE_SESSION_HOURS since its sign-in, however often next-auth rolled it forward.
+  const ends = sessionEndsAt(session.sat, env().TOLLGATE_SESSION_HOURS);
+  if (ends && ends.getTime() <= Date.now()) return null;
   const user = await db().user.findUnique({
     where: { id: session.uid },
     include: {

@@ -11,8 +11,17 @@ export function newSessionId(): string {
   return randomBytes(16).toString("base64url");
 }
 
+// next-auth rolls a session's JWT forward while it is used (a new expiry on every refresh), so a
+// copied cookie could be kept alive past the day its ended_session row is pruned. A session
+// therefore ends TOLLGATE_SESSION_HOURS after its sign-in, however it was refreshed: that bounds
+// how long an ended session must be remembered. Sessions from before this rule carry no time.
+export function sessionEndsAt(signedInAtSeconds: number | undefined, sessionHours: number): Date | null {
+  return signedInAtSeconds === undefined ? null : new Date((signedInAtSeconds + sessionHours * 3600) * 1000);
+}
+
 export async function endSession(options: { db: Db; sid: string; userId: string; expiresAt: Date | null }): Promise<void> {
   const expiresAt = options.expiresAt ?? new Date(Date.now() + env().TOLLGATE_SESSION_HOURS * 3_600_000);
+  if (expiresAt.getTime() <= Date.now()) return;
   // A second sign-out of the same session (two tabs) finds the row there: nothing to add.
   await options.db.endedSession.createMany({ data: [{ sid: options.sid, userId: options.userId, expiresAt }], skipDuplicates: true });
 }
