@@ -30,7 +30,7 @@ DECLARE
   v_delay_ms double precision;
   v_effects text;
   v_fill boolean;
-  BEGIN
+BEGIN
   PERFORM 1 FROM api_key WHERE id = p_api_key_id AND tenant_id = p_tenant_id AND revoked_at IS NULL;
   IF NOT FOUND THEN RETURN jsonb_build_object('code', 'unauthorized'); END IF;
   SELECT * INTO v_op FROM operation WHERE id = p_op_id AND tenant_id = p_tenant_id FOR UPDATE;
