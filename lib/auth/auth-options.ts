@@ -8,7 +8,7 @@ import { log } from "@/lib/log";
 import { logDigest } from "@/lib/crypto/digest";
 import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
 import { endSession, newSessionId, sessionEndsAt } from "@/lib/auth/ended-sessions";
-import { clearSignInFailures, recordSignInFailure, SIGN_IN_LOCKED, signInLockedFor } from "@/lib/auth/sign-in-throttle";
+import { clearSignInFailures, SIGN_IN_LOCKED, takeSignInTry } from "@/lib/auth/sign-in-throttle";
 
 let cached: AuthOptions | undefined;
 
@@ -32,17 +32,16 @@ export function authOptions(): AuthOptions {
         const password = String(credentials?.password ?? "");
         // Guessing is bounded per email (lib/auth/sign-in-throttle.ts); next-auth hands the
         // thrown message to the form as the error's code.
-        const lockedFor = await signInLockedFor(db(), email);
-        if (lockedFor > 0) {
-          log().warn({ emailDigest: logDigest(email), lockedFor }, "console sign-in refused: too many failures");
+        const tried = await takeSignInTry(db(), email);
+        if (!tried.allowed) {
+          log().warn({ emailDigest: logDigest(email), lockedFor: tried.lockedForSeconds }, "console sign-in refused: too many failures");
           throw new Error(SIGN_IN_LOCKED);
         }
         const user = email ? await db().user.findUnique({ where: { email } }) : null;
         // Always run scrypt, so an unknown email takes as long as a wrong password.
         const ok = await verifyPassword(password, user?.passwordHash ?? UNUSABLE_HASH);
         if (!user || !ok || user.disabledAt) {
-          const { failures, lockedForSeconds } = await recordSignInFailure(db(), email);
-          log().warn({ emailDigest: logDigest(email), failures, lockedFor: lockedForSeconds }, "console sign-in refused");
+          log().warn({ emailDigest: logDigest(email), failures: tried.failures, lockedFor: tried.lockedForSeconds }, "console sign-in refused");
           return null;
         }
         await clearSignInFailures(db(), email);
