@@ -23,9 +23,11 @@ export const currentConsoleUser = cache(readConsoleUser);
 async function readConsoleUser(): Promise<ConsoleUser | null> {
   const session = (await getServerSession(authOptions())) as { uid?: string; gen?: number; sid?: string; sat?: number } | null;
   if (!session?.uid) return null;
-  // Over TOLLGATE_SESSION_HOURS since its sign-in, however often next-auth rolled it forward.
+  // Over TOLLGATE_SESSION_HOURS since its sign-in, however often next-auth rolled it forward. A
+  // session from before sign-in times were kept has none, so it could neither end nor be signed
+  // out of for good: its person signs in again, once.
   const ends = sessionEndsAt(session.sat, env().TOLLGATE_SESSION_HOURS);
-  if (ends && ends.getTime() <= Date.now()) return null;
+  if (!ends || ends.getTime() <= Date.now()) return null;
   const user = await db().user.findUnique({
     where: { id: session.uid },
     include: {

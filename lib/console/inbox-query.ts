@@ -10,7 +10,8 @@ export type InboxStatus = (typeof inboxStatuses)[number];
 export const inboxQueryParsers = {
   status: parseAsStringLiteral(inboxStatuses),
   connection: parseAsText(100).withDefault(""),
-  q: parseAsText(300).withDefault(""),
+  // Long enough for any provider event id (255) or correlation value: an exact search cut short finds nothing.
+  q: parseAsText(2000).withDefault(""),
   // "<received at>~<event id>" (lib/console/time-cursor.ts); anything else reads as the first page.
   before: parseAsString,
 };

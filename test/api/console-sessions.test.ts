@@ -49,7 +49,7 @@ describe("sessions across a disable", () => {
 
 describe("framing", () => {
   it("console pages may not be framed (security review: a same-site page could show a signed-in console in a frame); the API carries no such headers", async () => {
-    for (const path of ["/signin", "/t/acme", "/t/acme/operations", "/"]) {
+    for (const path of ["/signin", "/t/acme", "/t/acme/operations", "/", "/api/auth/signout", "/api/auth/error"]) {
       const res = await fetch(`${app.baseUrl}${path}`, { redirect: "manual" });
       expect(res.headers.get("content-security-policy"), path).toBe("frame-ancestors 'none'");
       expect(res.headers.get("x-frame-options"), path).toBe("DENY");

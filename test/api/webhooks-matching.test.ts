@@ -247,7 +247,7 @@ describe("a webhook before the agent's complete", () => {
     expect(closed.endedAt).not.toBeNull();
     const after = await operation(op.operationId);
     expect(after).toMatchObject({ state: "succeeded", openAttemptUntil: null, result: settled.result });
-    expect(await audits(op.operationId, "operation.attempt_lease_expired")).toMatchObject([{ actor: "system:reaper" }]);
+    expect(await audits(op.operationId, "operation.attempt_lease_expired")).toMatchObject([{ actor: "system:lease-reaper" }]);
     // It reports nothing more: its effects are refused, and a late agreeing complete is
     // acknowledged but never becomes the stored result (a stale holder's).
     const effect = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create`, {
@@ -261,7 +261,7 @@ describe("a webhook before the agent's complete", () => {
     const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
     // The trace ends the attempt (it said "lease expired without a report" forever), by the reaper.
     expect(trace?.timeline.filter((e) => e.kind === "attempt.lease-expired")).toEqual([]);
-    expect(trace?.timeline.find((e) => e.kind === "attempt.end")).toMatchObject({ actor: { id: "system:reaper" } });
+    expect(trace?.timeline.find((e) => e.kind === "attempt.end")).toMatchObject({ actor: { id: "system:lease-reaper" } });
   });
 
   it("settles a processing operation whose lease expired (named by its downstream key)", async () => {

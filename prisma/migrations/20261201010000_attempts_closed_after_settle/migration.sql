@@ -15,6 +15,13 @@ ALTER TABLE "operation" ADD COLUMN "open_attempt_until" TIMESTAMPTZ(3);
 -- Heartbeats never touch the column (a settled operation takes no heartbeat), so they stay HOT.
 CREATE INDEX "operation_open_attempt_until_idx" ON "operation" ("open_attempt_until") WHERE "open_attempt_until" IS NOT NULL;
 
+-- Attempts settles left open before this migration: the reaper ends them too (once, a scan of the
+-- attempts still open).
+UPDATE "operation" o SET "open_attempt_until" = a."lease_expires_at"
+FROM "attempt" a
+WHERE a."tenant_id" = o."tenant_id" AND a."operation_id" = o."id" AND a."fencing_token" = o."fencing_token"
+  AND a."ended_at" IS NULL AND o."state" IN ('succeeded', 'failed');
+
 -- ---------------------------------------------------------------------------------------------
 -- tollgate_complete (from 20261130220000_late_reports_after_settle).
 CREATE OR REPLACE FUNCTION tollgate_complete(p_tenant_id text, p_api_key_id text, p_allowed_tools text[], p_op_id text, p_token bigint,
@@ -275,7 +282,7 @@ BEGIN
     RETURNING * INTO v_att;
     UPDATE operation SET open_attempt_until = NULL WHERE id = v_op.id;
     IF v_att.id IS NOT NULL THEN
-      PERFORM tollgate_audit(v_op.tenant_id, 'system:reaper', 'operation.attempt_lease_expired', v_op.id,
+      PERFORM tollgate_audit(v_op.tenant_id, 'system:lease-reaper', 'operation.attempt_lease_expired', v_op.id,
         jsonb_build_object('state', v_op.state, 'attempt', v_att.number),
         jsonb_build_object('state', v_op.state, 'attempt', v_att.number, 'attemptOutcome', 'lease_lost'),
         format('attempt %s never reported after the operation was settled %s; its lease ran out', v_att.number, v_op.state));
