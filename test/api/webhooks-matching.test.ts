@@ -225,6 +225,24 @@ describe("a webhook before the agent's complete", () => {
     expect((await operation(op.operationId)).flaggedAt).toEqual(after.flaggedAt);
   });
 
+  it("the attempt a webhook settled keeps its lease by heartbeats while it works, and its agreeing result is then stored", async () => {
+    const op = await claimNew();
+    await send("ticket.created", op.operationId);
+    // Its first lease runs out while the tool still works; heartbeats carry it past the reaper.
+    await app.db.$executeRaw`UPDATE operation SET open_attempt_until = now() - interval '1 second' WHERE id = ${op.operationId}`;
+    const beat = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/heartbeat`, { key: acme.agent, body: { fencingToken: op.token } });
+    expect(beat.status, beat.text).toBe(200);
+    const after = await operation(op.operationId);
+    expect(after.openAttemptUntil!.getTime()).toBeGreaterThan(Date.now() + 500_000);
+    expect(await closeSettledAttempts({ db: app.db })).toBe(0);
+    const result = { statusCode: 201, body: { ticket: "T-long" }, resourceId: "T-long" };
+    expect((await complete(op, "succeeded", { result })).status).toBe(200);
+    expect((await operation(op.operationId)).result).toEqual(result);
+    // Once it completed, a heartbeat is the usual lease-lost.
+    const late = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/heartbeat`, { key: acme.agent, body: { fencingToken: op.token } });
+    expect([late.status, late.body.code], late.text).toEqual([409, "lease-lost"]);
+  });
+
   it("an attempt a webhook settled under a live lease that never reports is ended by the lease reaper once its lease has run out", async () => {
     const op = await claimNew();
     expect((await putEffect(op, "create", "intended")).status).toBe(200);
