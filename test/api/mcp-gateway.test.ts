@@ -391,7 +391,8 @@ describe("tollgate mcp-gateway", () => {
     void raw.request("tools/call", { name: "tickets.progress", arguments: { title: "Orphaned first", idempotencyKey: "mcp-epipe-1" } });
     void raw.request("tools/call", { name: "tickets.steady", arguments: { title: "Orphaned second", idempotencyKey: "mcp-epipe-2" } });
     const byKey = (key: string) => app.db.operation.findFirst({ where: { tenantId: acme.tenantId, keyDigest: sha256Hex(key) } });
-    await vi.waitFor(async () => expect([(await byKey("mcp-epipe-1"))?.state, (await byKey("mcp-epipe-2"))?.state]).toEqual(["processing", "processing"]), { timeout: 10_000, interval: 50 });
+    // Both claimed (the 2.5 s call is then still running, whatever a slow machine did meanwhile).
+    await vi.waitFor(async () => expect(Boolean((await byKey("mcp-epipe-1")) && (await byKey("mcp-epipe-2")))).toBe(true), { timeout: 10_000, interval: 50 });
     // The host is gone: it reads nothing more, and its end of our stdin closes.
     raw.child.stdout.destroy();
     raw.child.stdin.end();
