@@ -1,6 +1,10 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { META } from "@/lib/mcp-gateway/meta-keys";
 import { cutText } from "@/lib/console/storable-text";
+import { unstorableText } from "@/lib/http/json-limits";
+
+// The one definition of what PostgreSQL's text refuses, every occurrence of it.
+const unstorableEverywhere = new RegExp(unstorableText.source, "g");
 
 // A complete's body may be 256 KiB (AGENT-API.md); leave room for the rest of the body.
 export const MAX_STORED_RESULT_BYTES = 240 * 1024;
@@ -29,7 +33,7 @@ export function unkeptResult(outcome: "succeeded" | "failed", why = "Tollgate co
 // An error as a complete may always carry it: U+0000 and unpaired surrogates (which PostgreSQL
 // refuses in text) replaced, the message cut to 1,000 characters.
 export function storableError(error: { code: string; message: string }): { code: string; message: string } {
-  const clean = (text: string, max: number) => cutText(text.replace(/\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "\uFFFD"), max);
+  const clean = (text: string, max: number) => cutText(text.replace(unstorableEverywhere, "\uFFFD"), max);
   return { code: clean(error.code, 100), message: clean(error.message, 1000) };
 }
 

@@ -27,7 +27,9 @@ export type ConsoleClient = {
 
 const cookiePairs = (res: Response) => res.headers.getSetCookie().map((c) => c.split(";")[0] ?? "");
 
-export async function signInConsole(baseUrl: string, login: ConsoleLogin): Promise<ConsoleClient> {
+// next-auth's credentials flow, as the /signin page makes it: a CSRF token (and its cookie), then
+// the form's POST. Answers the POST and every cookie set on the way.
+async function postCredentials(baseUrl: string, email: string, password: string): Promise<{ res: Response; jar: Map<string, string> }> {
   const csrf = await fetch(`${baseUrl}/api/auth/csrf`);
   if (!csrf.ok) throw new Error(`GET /api/auth/csrf answered ${csrf.status}`);
   const jar = new Map<string, string>();
@@ -38,12 +40,19 @@ export async function signInConsole(baseUrl: string, login: ConsoleLogin): Promi
     method: "POST",
     redirect: "manual",
     headers: { "content-type": "application/x-www-form-urlencoded", cookie: [...jar.values()].join("; ") },
-    body: new URLSearchParams({ csrfToken, email: login.email, password: login.password, json: "true" }),
+    body: new URLSearchParams({ csrfToken, email, password, json: "true" }),
   });
-  await res.arrayBuffer();
   keep(cookiePairs(res));
-  // Over plain http next-auth names it without the __Secure- prefix; a large JWT would be chunked (.0, .1…).
-  const session = [...jar.entries()].filter(([name]) => name.startsWith("next-auth.session-token"));
+  return { res, jar };
+}
+
+// Over plain http next-auth names it without the __Secure- prefix; a large JWT would be chunked (.0, .1…).
+const sessionCookies = (jar: Map<string, string>) => [...jar.entries()].filter(([name]) => name.startsWith("next-auth.session-token"));
+
+export async function signInConsole(baseUrl: string, login: ConsoleLogin): Promise<ConsoleClient> {
+  const { res, jar } = await postCredentials(baseUrl, login.email, login.password);
+  await res.arrayBuffer();
+  const session = sessionCookies(jar);
   if (!session.length) throw new Error(`sign-in failed for ${login.email}: ${res.status} ${res.headers.get("location") ?? ""}`);
   return client(baseUrl, login.email, session.map(([, pair]) => pair).join("; "));
 }
@@ -51,17 +60,10 @@ export async function signInConsole(baseUrl: string, login: ConsoleLogin): Promi
 // One try through next-auth's credentials flow, as the sign-in form makes it: whether it signed
 // in, and the error code next-auth answered otherwise ("CredentialsSignin", or what authorize threw).
 export async function trySignIn(baseUrl: string, email: string, password: string): Promise<{ signedIn: boolean; error: string | null }> {
-  const csrf = await fetch(`${baseUrl}/api/auth/csrf`);
-  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const res = await fetch(`${baseUrl}/api/auth/callback/credentials`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: cookiePairs(csrf).join("; ") },
-    body: new URLSearchParams({ csrfToken, email, password, json: "true" }),
-  });
+  const { res, jar } = await postCredentials(baseUrl, email, password);
   const text = await res.text();
   const url = res.headers.get("location") ?? ((JSON.parse(text || "{}") as { url?: string }).url ?? "");
-  const signedIn = cookiePairs(res).some((p) => p.startsWith("next-auth.session-token"));
+  const signedIn = sessionCookies(jar).length > 0;
   return { signedIn, error: signedIn ? null : new URL(url, baseUrl).searchParams.get("error") };
 }
 
