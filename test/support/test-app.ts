@@ -85,7 +85,7 @@ export async function stopServer(server: Server): Promise<void> {
   clearTimeout(timer);
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { createDb } from "@/lib/db";
+import { createDb, type Db } from "@/lib/db";
 import { egressAllow } from "@/lib/env";
 import { openDatabase } from "@/lib/cli/database";
 import { ensureBuild } from "@/lib/cli/ensure-build";
@@ -12,6 +12,7 @@ import { redactDatabaseUrl } from "@/lib/cli/redact-database-url";
 import { localDir, migrationsDir, projectRoot } from "@/lib/cli/paths";
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo, type DemoCredentials } from "@/lib/seed/seed-demo";
+import { firstTenantHelp, shouldSeedDemo } from "@/lib/cli/demo-seed-policy";
 import { parseFlags } from "@/lib/cli/commands/run-command";
 import { workerLog } from "@/lib/cli/commands/worker";
 import { superviseWorker } from "@/lib/worker/supervise-worker";
@@ -19,8 +20,9 @@ import { superviseWorker } from "@/lib/worker/supervise-worker";
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
 // npm start: database (embedded unless DATABASE_URL), migrations, demo seed on an empty
-// database, a build if the sources changed, then `next start` and the background worker (in
-// this process). Ctrl-C stops everything.
+// database (the embedded one; DATABASE_URL's only with TOLLGATE_DEMO=1: demo-seed-policy.ts), a
+// build if the sources changed, then `next start` and the background worker (in this process).
+// Ctrl-C stops everything.
 export async function start(args: string[]): Promise<number> {
   return serve(args, "start");
 }
@@ -32,6 +34,8 @@ export async function dev(args: string[]): Promise<number> {
 async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   parseFlags(args, {});
   const allow = egressAllow();
+  // Checked before anything starts: a mistyped TOLLGATE_DEMO stops here, not after the migrations.
+  const seed = shouldSeedDemo({ embedded: !process.env.DATABASE_URL, setting: process.env.TOLLGATE_DEMO });
   const port = Number(process.env.PORT ?? 3000);
   const database = await openDatabase({ log: quietPostgres });
   say(database.embedded ? `Embedded PostgreSQL: ${redactDatabaseUrl(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redactDatabaseUrl(database.url)}`);
@@ -51,15 +55,18 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     if (applied.length) say(`Applied ${applied.length} migration(s).`);
     await assertSameSecretKey(database.url, serverSecret());
     const db = createDb(database.url, 2);
-    const credentials = await seedDemo({ db, secret: serverSecret() }).finally(() => db.$disconnect());
-    if (mode === "start") ensureBuild({ log: say });
+    const { credentials, tenants } = await seedOrCount(db, seed).finally(() => db.$disconnect());
+    // The build the server below serves: NEXT_DIST_DIR's when set (next start reads it too).
+    if (mode === "start") ensureBuild({ distDir: process.env.NEXT_DIST_DIR || undefined, log: say });
     worker = superviseWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings: { egressAllow: allow }, log: workerLog() });
     const child = spawnNext(mode, port, database.url);
     next = child;
     await waitForHealth(port, child);
     say(`\nTollgate is up: http://localhost:${port}  (API at http://localhost:${port}/api/v1, health at /api/health)`);
     if (credentials) printCredentials(credentials, port);
-    else say("Existing data kept; demo credentials were printed on the first start and are in .tollgate/credentials.");
+    else if (tenants === 0) say(`\n${firstTenantHelp}`);
+    else if (seed) say("Existing data kept; demo credentials were printed on the first start and are in .tollgate/credentials.");
+    else say("Existing data kept.");
     const code = await new Promise<number>((resolve) => child.once("exit", (c) => resolve(c ?? 0)));
     await stop();
     return code;
@@ -67,6 +74,11 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     await stop();
     throw error;
   }
+}
+
+async function seedOrCount(db: Db, seed: boolean): Promise<{ credentials: DemoCredentials | null; tenants: number }> {
+  const credentials = seed ? await seedDemo({ db, secret: serverSecret() }) : null;
+  return { credentials, tenants: credentials ? 1 : await db.tenant.count() };
 }
 
 function spawnNext(mode: "start" | "dev", port: number, databaseUrl: string): ChildProcess {

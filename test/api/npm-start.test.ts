@@ -1,0 +1,180 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import path from "node:path";
+import pg from "pg";
+import { afterAll, describe, expect, inject, it } from "vitest";
+import { stopEmbeddedPostgres } from "@/lib/db/embedded-postgres";
+import { databaseUrl as embeddedUrl } from "@/lib/db/embedded-postgres/settings";
+import { trySignIn } from "../support/console-session";
+import { call } from "../support/http";
+import { freePort, TEST_SECRET } from "../support/test-app";
+import { cloneDatabase, databaseUrl, dropDatabase } from "../support/test-database";
+
+// The README's first command, run as a newcomer runs it: `npm start` (lib/cli/main.ts start)
+// without DATABASE_URL starts the embedded PostgreSQL, migrates it, seeds the demo tenant and
+// prints where to sign in; everything printed works. With DATABASE_URL (a deployment, whose
+// stdout is a log) it seeds nothing and prints no secret unless TOLLGATE_DEMO=1.
+
+const projectRoot = path.resolve(import.meta.dirname, "..", "..");
+mkdirSync(path.join(projectRoot, ".tollgate"), { recursive: true });
+// A throwaway local dir (TOLLGATE_LOCAL_DIR), never the developer's own .tollgate/.
+const localDir = mkdtempSync(path.join(projectRoot, ".tollgate", "npm-start-"));
+const dataDir = path.join(localDir, "postgres");
+const children: ChildProcess[] = [];
+const databases: string[] = [];
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  await stopEmbeddedPostgres({ dataDir }); // only if a test failed half-way
+  rmSync(localDir, { recursive: true, force: true });
+  for (const name of databases) await dropDatabase(inject("serverUrl"), name);
+});
+
+type Started = { child: ChildProcess; output: () => string; exited: Promise<number | null>; baseUrl: string };
+
+// Starts `npm start`'s command (tsx's own process, as npm runs it) and waits for its "up" line, or
+// for it to exit. The build is the suite's (NEXT_DIST_DIR), so nothing is built here.
+async function npmStart(env: Record<string, string | undefined>): Promise<Started> {
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, TOLLGATE_LOCAL_DIR: localDir, NEXT_DIST_DIR: inject("distDir"), PORT: String(port), ...env };
+  for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "start"], { cwd: projectRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  children.push(child);
+  const chunks: string[] = [];
+  child.stdout?.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
+  child.stderr?.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
+  const output = () => chunks.join("");
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const deadline = Date.now() + 90_000;
+  while (!output().includes("Tollgate is up") && child.exitCode === null) {
+    if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // The lines after the "up" line are written right after it.
+  await new Promise((r) => setTimeout(r, 300));
+  return { child, output, exited, baseUrl: `http://127.0.0.1:${port}` };
+}
+
+async function stop(started: Started): Promise<number | null> {
+  started.child.kill("SIGINT");
+  return started.exited;
+}
+
+function printed(output: string, pattern: RegExp): string {
+  const match = pattern.exec(output);
+  if (!match?.[1]) throw new Error(`not printed: ${pattern}\n${output}`);
+  return match[1];
+}
+
+function postmasterPid(): number | null {
+  return existsSync(path.join(dataDir, "postmaster.pid")) ? Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]) : null;
+}
+
+async function embeddedQuery<T extends pg.QueryResultRow>(sql: string): Promise<T[]> {
+  const { port } = JSON.parse(readFileSync(`${dataDir}.state.json`, "utf8")) as { port: number };
+  const client = new pg.Client({ connectionString: embeddedUrl(port) });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe("npm start without DATABASE_URL: the newcomer's embedded database with the demo", () => {
+  it("seeds the demo once, and every printed credential works; Ctrl-C stops the database; a second start keeps it all", async () => {
+    const first = await npmStart({ DATABASE_URL: undefined, TOLLGATE_SECRET_KEY: undefined, TOLLGATE_DEMO: undefined });
+    const out = first.output();
+    expect(first.child.exitCode, out).toBeNull();
+    expect(out).toMatch(/Embedded PostgreSQL: .* \(data in \.tollgate\/postgres\)/);
+    expect(out).toContain("Seeded the demo tenant.");
+    expect(out).not.toContain("Building the app"); // it serves NEXT_DIST_DIR's build, which is current
+    const email = printed(out, /console: http:\/\/localhost:\d+\/signin {2}email (\S+)/);
+    const password = printed(out, /password (\S+)/);
+    const adminKey = printed(out, /admin API key: (\S+)/);
+    const agentKey = printed(out, /agent API key: (\S+)/);
+
+    // The credentials file holds what was printed, readable by its owner only.
+    const credentialsFile = path.join(localDir, "credentials");
+    expect(statSync(credentialsFile).mode & 0o777).toBe(0o600);
+    const saved = readFileSync(credentialsFile, "utf8");
+    for (const secret of [password, adminKey, agentKey]) expect(saved).toContain(secret);
+
+    // The printed sign-in works, and a wrong password does not.
+    expect(await trySignIn(first.baseUrl, email, password)).toEqual({ signedIn: true, error: null });
+    expect((await trySignIn(first.baseUrl, email, `${password}x`)).signedIn).toBe(false);
+
+    // The admin key sees the three demo tools; the agent key claims one of them.
+    const tools = await call(first.baseUrl, "GET", "/api/v1/tools", { key: adminKey });
+    expect(tools.status, tools.text).toBe(200);
+    expect((tools.body.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(["deploy.production", "payments.charge", "tickets.create"]);
+    const claim = await call(first.baseUrl, "POST", "/api/v1/operations", {
+      key: agentKey,
+      headers: { "idempotency-key": "npm-start-first-claim" },
+      body: { tool: "tickets.create", args: { title: "Printer on fire" } },
+    });
+    expect(claim.status, claim.text).toBe(201);
+
+    // The demo data a newcomer looks at in the console: operations in several states.
+    const states = await embeddedQuery<{ state: string }>("SELECT DISTINCT state FROM operation");
+    expect(states.map((s) => s.state)).toEqual(expect.arrayContaining(["succeeded", "unknown", "processing"]));
+
+    const postmaster = postmasterPid();
+    expect(postmaster).not.toBeNull();
+    expect(await stop(first), first.output()).toBe(130);
+    expect(postmasterPid()).toBeNull();
+
+    const second = await npmStart({ DATABASE_URL: undefined, TOLLGATE_SECRET_KEY: undefined, TOLLGATE_DEMO: undefined });
+    expect(second.output()).toContain("Existing data kept; demo credentials were printed on the first start");
+    expect(second.output()).not.toContain("Seeded");
+    expect(second.output()).not.toContain(adminKey);
+    const lookup = await call(second.baseUrl, "GET", "/api/v1/operations?tool=tickets.create&idempotencyKey=npm-start-first-claim", { key: agentKey });
+    expect(lookup.status, lookup.text).toBe(200);
+    expect(await stop(second), second.output()).toBe(130);
+    expect(postmasterPid()).toBeNull();
+  }, 240_000);
+});
+
+describe("npm start with DATABASE_URL: a deployment's database", () => {
+  it("seeds nothing and prints no secret, only how to create the first tenant; TOLLGATE_DEMO=1 seeds the demo", async () => {
+    const serverUrl = inject("serverUrl");
+    const name = await cloneDatabase(serverUrl, inject("templateDb"));
+    databases.push(name);
+    const url = databaseUrl(serverUrl, name);
+    const env = { DATABASE_URL: url, TOLLGATE_SECRET_KEY: TEST_SECRET, TOLLGATE_DEMO: undefined };
+
+    const plain = await npmStart(env);
+    expect(plain.child.exitCode, plain.output()).toBeNull();
+    expect(plain.output()).toContain("The database has no tenant yet");
+    expect(plain.output()).toContain("npm run tollgate -- tenant create <slug>");
+    expect(plain.output()).not.toMatch(/Seeded|API key:| {2}password /);
+    expect(await stop(plain), plain.output()).toBe(130);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      expect((await client.query("SELECT count(*)::int AS n FROM tenant")).rows[0].n).toBe(0);
+      expect((await client.query("SELECT count(*)::int AS n FROM app_user")).rows[0].n).toBe(0);
+    } finally {
+      await client.end();
+    }
+
+    const demo = await npmStart({ ...env, TOLLGATE_DEMO: "1" });
+    expect(demo.output()).toContain("Seeded the demo tenant.");
+    const adminKey = printed(demo.output(), /admin API key: (\S+)/);
+    expect((await call(demo.baseUrl, "GET", "/api/v1/tools", { key: adminKey })).status).toBe(200);
+    expect(await stop(demo), demo.output()).toBe(130);
+
+    // Data there and the demo not asked for: nothing about credentials.
+    const again = await npmStart(env);
+    expect(again.output()).toMatch(/Existing data kept\.\n/);
+    expect(again.output()).not.toContain(".tollgate/credentials");
+    expect(await stop(again), again.output()).toBe(130);
+  }, 240_000);
+
+  it("a TOLLGATE_DEMO other than 1 or 0 stops before anything starts", async () => {
+    const started = await npmStart({ DATABASE_URL: "postgresql://nobody@127.0.0.1:1/none", TOLLGATE_SECRET_KEY: TEST_SECRET, TOLLGATE_DEMO: "yes" });
+    expect(await started.exited).not.toBe(0);
+    expect(started.output()).toContain('TOLLGATE_DEMO must be 1 (seed the demo tenant into an empty database) or 0 (never), not "yes"');
+    expect(started.output()).not.toContain("PostgreSQL:");
+  }, 60_000);
+});
