@@ -11,7 +11,7 @@ export type BenchServer = { baseUrl: string; pid: number; logs: string[]; stop: 
 export async function startServer(options: { databaseUrl: string; distDir: string; secret: string; nodeArgs?: string[] }): Promise<BenchServer> {
   const port = await freePort();
   const bin = path.resolve("node_modules", "next", "dist", "bin", "next");
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), bin, "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.env.BENCH_SERVER_NODE || process.execPath, [...(options.nodeArgs ?? []), bin, "start", "-p", String(port), "-H", "127.0.0.1"], {
     env: {
       ...process.env,
       NODE_ENV: "production",
