@@ -426,11 +426,15 @@ const flagSource = defineSource({
 });
 
 // The paths a 422 stored (lib/operations/record-mismatch.ts), never values: "args.amount, args.items[2].sku".
+// `more` says whether other paths differ beyond those listed; a record written before `more` was
+// kept is taken as cut when it holds 50 paths, the most a 422 lists.
 function mismatchPaths(value: unknown): string | null {
-  const paths = (value as { paths?: unknown } | null)?.paths;
+  const record = value as { paths?: unknown; more?: unknown } | null;
+  const paths = record?.paths;
   if (!Array.isArray(paths) || paths.length === 0) return null;
   const text = paths.filter((p): p is string => typeof p === "string");
-  return text.length >= 50 ? `${text.join(", ")} (the first 50)` : text.join(", ");
+  const more = typeof record?.more === "boolean" ? record.more : text.length >= 50;
+  return more ? `${text.join(", ")} (the first ${text.length}; more differ)` : text.join(", ");
 }
 
 const countersSource = defineSource({

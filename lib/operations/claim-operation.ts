@@ -32,6 +32,9 @@ const CLAIM_SQL: HotStatement = {
   text: "SELECT tollgate_claim($1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::jsonb, $8::text, $9::text, $10::text, $11::text, $12::text) AS r",
 };
 
+// A 422 names at most this many differing paths.
+const MISMATCH_PATHS = 50;
+
 // How long an agent waiting for a person should wait between polls.
 const APPROVAL_POLL_SECONDS = 30;
 
@@ -65,8 +68,10 @@ export async function claimOperation(options: {
   returnClaimCandidate(candidate, r.op?.operationId);
   metrics().claimSeconds.observe((performance.now() - started) / 1000);
   metrics().claims.inc({ result: r.code });
-  const mismatch = r.code === "idempotency-key-reused" ? diffPaths(r.storedArgs ?? null, args) : [];
-  if (r.op && mismatch.length > 0) await recordMismatch(db, key.tenantId, r.op.operationId, mismatch);
+  // One path more than the 422 lists tells the trace whether others differ beyond them.
+  const differing = r.code === "idempotency-key-reused" ? diffPaths(r.storedArgs ?? null, args, "args", MISMATCH_PATHS + 1) : [];
+  const mismatch = differing.slice(0, MISMATCH_PATHS);
+  if (r.op && mismatch.length > 0) await recordMismatch(db, key.tenantId, r.op.operationId, mismatch, differing.length > MISMATCH_PATHS);
   return interpret(r, mismatch);
 }
 

@@ -6,10 +6,11 @@ import { log } from "@/lib/log";
 // without any value. Only this rare path pays the second statement; the claim itself counted the
 // conflict. It is evidence for a person, not state: if it cannot be written, the agent still gets
 // its 422, and the latest of two racing 422s may be the one kept.
-export async function recordMismatch(db: Db, tenantId: string, operationId: string, paths: string[]): Promise<void> {
+// `more`: other paths differ beyond those listed.
+export async function recordMismatch(db: Db, tenantId: string, operationId: string, paths: string[], more: boolean): Promise<void> {
   try {
     await db.$executeRaw`
-      UPDATE operation SET last_mismatch = jsonb_build_object('paths', ${JSON.stringify(paths)}::jsonb, 'at', now())
+      UPDATE operation SET last_mismatch = jsonb_build_object('paths', ${JSON.stringify(paths)}::jsonb, 'more', ${more}::boolean, 'at', now())
       WHERE tenant_id = ${tenantId} AND id = ${operationId}`;
   } catch (error) {
     log().warn({ err: error, operationId }, "could not record where a 422's arguments differed");

@@ -424,6 +424,29 @@ describe("claim: one test per row of the contract's table", () => {
     expect(conflicts?.fields).toContainEqual(expect.objectContaining({ label: "Where the last 422's arguments differed", value: mismatch.join(", ") }));
   });
 
+  it.each([
+    { differing: 50, listed: 50, more: false },
+    { differing: 51, listed: 50, more: true },
+    { differing: 80, listed: 50, more: true },
+  ])("$differing differing paths → the 422 lists $listed; the trace says whether more differ ($more)", async ({ differing, listed, more }) => {
+    const tool = await createTool();
+    const idem = newKey();
+    const stored = Object.fromEntries(Array.from({ length: 80 }, (_, i) => [`f${String(i).padStart(2, "0")}`, i]));
+    const sent = Object.fromEntries(Object.entries(stored).map(([k, v], i) => [k, i < differing ? v + 1000 : v]));
+    const first = await claim(app.baseUrl, acme.agent, idem, { tool, args: stored });
+
+    const res = await claim(app.baseUrl, acme.agent, idem, { tool, args: sent });
+
+    expectProblem(res, 422, "idempotency-key-reused");
+    const expected = Object.keys(stored).slice(0, listed).map((k) => `args.${k}`);
+    expect(res.body.mismatch).toEqual(expected);
+    const after = await operation(first.body.operationId);
+    expect(after.lastMismatch).toMatchObject({ paths: expected, more });
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: after.id });
+    const shown = trace?.timeline.find((e) => e.kind === "conflicts")?.fields.find((f) => f.label === "Where the last 422's arguments differed");
+    expect(shown?.value).toBe(more ? `${expected.join(", ")} (the first 50; more differ)` : expected.join(", "));
+  });
+
   it("unknown tool → 404 tool-not-found and nothing stored", async () => {
     const before = await tenantCounts(acme);
 
