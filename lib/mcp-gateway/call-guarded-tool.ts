@@ -6,7 +6,7 @@ import type { ArgumentCheck } from "@/lib/mcp-gateway/guard-tool-list";
 import { holdLease } from "@/lib/mcp-gateway/hold-lease";
 import { KEY_ARGUMENT, META } from "@/lib/mcp-gateway/meta-keys";
 import { gatewayErrorResult, refusalResult } from "@/lib/mcp-gateway/refusal-result";
-import { replayedResult, resultToStore, storableError, unkeptResult } from "@/lib/mcp-gateway/stored-result";
+import { cleanedJson, replayedResult, resultToStore, storableError, unkeptResult } from "@/lib/mcp-gateway/stored-result";
 import type { TollgateClient, TollgateReply } from "@/lib/mcp-gateway/tollgate-client";
 import { claimCreatedSchema, idempotencyKeyPattern, replaySchema } from "@/lib/operations/operation-schemas";
 
@@ -123,22 +123,28 @@ export async function callGuardedTool(options: GuardedCallOptions, call: Guarded
   return answer(verdict, { ...attempt, replayed: false, completed });
 }
 
+// What a complete carries of the tool's answer, from all of it to a note in its place: each
+// refusal of the body by Tollgate moves one step down, and a refusal of the last is final.
+const resultKeeping = ["whole", "cleaned", "note"] as const;
+type ResultKeeping = (typeof resultKeeping)[number];
+
 async function complete(options: GuardedCallOptions, operationId: string, fencingToken: string, verdict: UpstreamVerdict): Promise<string> {
-  let body = completeBody(fencingToken, verdict, { keepResult: true });
-  let stripped = false;
+  let keeping: ResultKeeping = "whole";
+  let body = completeBody(fencingToken, verdict, keeping);
   const giveUpAt = Date.now() + options.completeRetryLimitMs;
   for (let tryIndex = 0; ; tryIndex += 1) {
     try {
       const reply = await options.tollgate.complete(operationId, body);
       if (reply.status === 200) return "recorded";
-      if ((reply.status === 400 || reply.status === 413) && !stripped) {
+      const next: CompleteBody | null = reply.status === 400 || reply.status === 413 ? lessOfTheResult(fencingToken, verdict, keeping, body, reply.status) : null;
+      if (next) {
         // Tollgate refused what the tool answered (text PostgreSQL cannot hold, such as U+0000,
-        // or a body over its limit). The outcome is what matters: record it without the result,
-        // at once. Leaving it unrecorded made the operation unknown, and with takeover
+        // or a body over its limit). The outcome is what matters: record it at once with less of
+        // the result. Leaving it unrecorded made the operation unknown, and with takeover
         // `deduplicated` a repeat ran the tool a second time (MCP review).
-        options.log.warn({ operationId, status: reply.status, code: reply.body.code }, "mcp gateway: Tollgate refused the result; recording the outcome without it");
-        body = completeBody(fencingToken, verdict, { keepResult: false });
-        stripped = true;
+        options.log.warn({ operationId, status: reply.status, code: reply.body.code, keeping: next.keeping }, "mcp gateway: Tollgate refused the result; recording the outcome with less of it");
+        keeping = next.keeping;
+        body = next.body;
         tryIndex -= 1;
         continue;
       }
@@ -163,13 +169,29 @@ async function complete(options: GuardedCallOptions, operationId: string, fencin
   }
 }
 
-// What the complete sends. Without the result (`keepResult: false`), a note of how the action
-// ended stands in for it, and the error is cut and stripped of what PostgreSQL cannot store.
-function completeBody(fencingToken: string, verdict: UpstreamVerdict, options: { keepResult: boolean }): Record<string, unknown> {
+// The next, smaller body after a refusal, or null when there is none left. A body too large
+// (413) gains nothing from cleaning; a cleaning that changes nothing is skipped.
+type CompleteBody = { keeping: ResultKeeping; body: Record<string, unknown> };
+
+function lessOfTheResult(fencingToken: string, verdict: UpstreamVerdict, keeping: ResultKeeping, refused: Record<string, unknown>, status: number): CompleteBody | null {
+  for (const next of resultKeeping.slice(resultKeeping.indexOf(keeping) + 1)) {
+    if (next === "cleaned" && status === 413) continue;
+    const body = completeBody(fencingToken, verdict, next);
+    if (JSON.stringify(body) !== JSON.stringify(refused)) return { keeping: next, body };
+  }
+  return null;
+}
+
+// What the complete sends. "cleaned": the result and error with the text PostgreSQL refuses
+// replaced (the error also cut); "note": a note of how the action ended in place of the result.
+function completeBody(fencingToken: string, verdict: UpstreamVerdict, keeping: ResultKeeping): Record<string, unknown> {
   const body: Record<string, unknown> = { fencingToken, outcome: verdict.outcome };
-  if (verdict.outcome !== "succeeded") body.error = options.keepResult ? verdict.error : storableError(verdict.error);
+  if (verdict.outcome !== "succeeded") body.error = keeping === "whole" ? verdict.error : storableError(verdict.error);
   if (verdict.outcome === "failed" && verdict.retryable) body.retryable = true;
-  if (verdict.outcome !== "unknown" && verdict.result) body.result = options.keepResult ? resultToStore(verdict.result, verdict.outcome) : unkeptResult(verdict.outcome);
+  if (verdict.outcome !== "unknown" && verdict.result) {
+    const stored = resultToStore(verdict.result, verdict.outcome);
+    body.result = keeping === "whole" ? stored : keeping === "cleaned" ? cleanedJson(stored) : unkeptResult(verdict.outcome);
+  }
   return body;
 }
 

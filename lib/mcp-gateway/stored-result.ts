@@ -30,6 +30,19 @@ export function unkeptResult(outcome: "succeeded" | "failed", why = "Tollgate co
   };
 }
 
+// A JSON value with every text PostgreSQL refuses (U+0000, half a surrogate pair) replaced by
+// U+FFFD, in keys and strings alike: what a result that differs only there can still be kept as.
+// Values come from JSON.parse (the tool's answer), so there are no cycles; depth is bounded by
+// Tollgate's own limit, which a deeper result fails anyway.
+export function cleanedJson(value: unknown): unknown {
+  if (typeof value === "string") return value.replace(unstorableEverywhere, "\uFFFD");
+  if (Array.isArray(value)) return value.map(cleanedJson);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(unstorableEverywhere, "\uFFFD"), cleanedJson(v)]));
+  }
+  return value;
+}
+
 // An error as a complete may always carry it: U+0000 and unpaired surrogates (which PostgreSQL
 // refuses in text) replaced, the message cut to 1,000 characters.
 export function storableError(error: { code: string; message: string }): { code: string; message: string } {

@@ -204,18 +204,20 @@ describe("tollgate mcp-gateway", () => {
 
   // MCP review: Tollgate answered 400 to a complete whose result held U+0000, the gateway took that
   // as final, the operation was left processing (then unknown), and with takeover deduplicated a
-  // repeat ran the tool again. Now the outcome is recorded without the result.
-  it("a result Tollgate cannot store is replaced by a note: the outcome is recorded, the first caller gets the whole result, a repeat the note", async () => {
+  // repeat ran the tool again. Now the outcome is recorded with the result's text cleaned (U+0000
+  // → U+FFFD), so a repeat still shows what the tool answered.
+  it("a result Tollgate cannot store is kept cleaned: the outcome is recorded, the first caller gets the whole result, a repeat the cleaned one", async () => {
     const before = provider.effects().length;
     const first = await callTool(gateway.client, "tickets.binary", { title: "Dump", idempotencyKey: "mcp-binary-1" });
     expect(text(first)).toContain("\u0000");
     expect(operationMeta(first)).toMatchObject({ outcome: "succeeded", completed: "recorded" });
+    const effect = provider.effects().at(-1)!;
     const [op] = await operations("tickets.binary");
     expect(op).toMatchObject({ state: "succeeded" });
-    expect(JSON.stringify(op!.result)).toContain("Tollgate could not keep its result");
+    expect(op!.result).toMatchObject({ body: { content: [{ type: "text", text: `opened ${effect.id}\uFFFD(raw bytes follow)` }] } });
     const again = await callTool(gateway.client, "tickets.binary", { title: "Dump", idempotencyKey: "mcp-binary-1" });
     expect(operationMeta(again)).toMatchObject({ replayed: true, state: "succeeded" });
-    expect(text(again)).toContain("The action succeeded. Tollgate could not keep its result");
+    expect(text(again)).toBe(`opened ${effect.id}\uFFFD(raw bytes follow)`);
     expect(provider.effects().length - before).toBe(1);
   });
 

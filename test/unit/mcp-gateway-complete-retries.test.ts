@@ -89,6 +89,34 @@ describe("a complete Tollgate refuses for its body", () => {
     expect(error.message).toContain("boom \uFFFD raw");
   });
 
+  it("a result with text PostgreSQL cannot hold is sent again cleaned (U+0000 → U+FFFD), keys and strings, before it is given up", async () => {
+    const raw = async () => ({ content: [{ type: "text" as const, text: "dump \u0000 end" }], structuredContent: { "k\u0000": ["\uD800x"] } });
+    const tollgate = fakeTollgate({ leaseMs: 3000, completes: [reply(400, { code: "invalid-request" }), reply(200)], heartbeat: () => reply(200) });
+    const result = await callGuardedTool({ ...options(tollgate.client), callUpstream: raw }, call);
+    expect(result._meta?.["io.tollgate/operation"]).toMatchObject({ completed: "recorded" });
+    expect(result.content).toEqual([{ type: "text", text: "dump \u0000 end" }]);
+    expect(tollgate.bodies).toHaveLength(2);
+    expect(tollgate.bodies[1]).toMatchObject({ outcome: "succeeded", result: { statusCode: 200, body: { content: [{ type: "text", text: "dump \uFFFD end" }], structuredContent: { "k\uFFFD": ["\uFFFDx"] } } } });
+  });
+
+  it("a cleaned result refused again is replaced by the note; the note refused is final (three tries at most)", async () => {
+    const raw = async () => ({ content: [{ type: "text" as const, text: "dump \u0000 end" }] });
+    const tollgate = fakeTollgate({ leaseMs: 3000, completes: [reply(400, { code: "invalid-request" })], heartbeat: () => reply(200) });
+    const result = await callGuardedTool({ ...options(tollgate.client), callUpstream: raw }, call);
+    expect(result._meta?.["io.tollgate/operation"]).toMatchObject({ completed: "invalid-request" });
+    expect(tollgate.bodies).toHaveLength(3);
+    expect(JSON.stringify(tollgate.bodies[1])).toContain("dump \uFFFD end");
+    expect(JSON.stringify(tollgate.bodies[2])).toContain("Tollgate could not keep its result");
+  });
+
+  it("a result too large (413) goes straight to the note: cleaning would not make it smaller", async () => {
+    const raw = async () => ({ content: [{ type: "text" as const, text: "dump \u0000 end" }] });
+    const tollgate = fakeTollgate({ leaseMs: 3000, completes: [reply(413, { code: "payload-too-large" }), reply(200)], heartbeat: () => reply(200) });
+    await callGuardedTool({ ...options(tollgate.client), callUpstream: raw }, call);
+    expect(tollgate.bodies).toHaveLength(2);
+    expect(JSON.stringify(tollgate.bodies[1])).toContain("Tollgate could not keep its result");
+  });
+
   it("takes a second refusal as final (one retry, never a loop)", async () => {
     const tollgate = fakeTollgate({ leaseMs: 3000, completes: [reply(413, { code: "payload-too-large" }), reply(400, { code: "invalid-request" })], heartbeat: () => reply(200) });
     const result = await callGuardedTool(options(tollgate.client), call);
