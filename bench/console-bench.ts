@@ -396,9 +396,9 @@ type CaseResult = { name: string; sort: string; page: string; rows: number; tota
 // Each filter alone, with its sort, on a DEEP page: the cursor of the row 80 % of the way
 // through that filter's result (found once with OFFSET, which the page itself never uses).
 async function buildCases(db: Db, tenantId: string, rows: number): Promise<Case[]> {
-  const sample = await db.$queryRaw<{ id: string; resource_id: string; downstream_key: string; key_digest: string; g: string }[]>`
-    SELECT id, result ->> 'resourceId' AS resource_id, downstream_key, key_digest, substr(result ->> 'resourceId', 6) AS g
-    FROM operation WHERE tenant_id = ${tenantId} AND state = 'succeeded' ORDER BY created_at DESC OFFSET ${Math.floor(rows * 0.3)} LIMIT 1`;
+  const sample = await db.$queryRaw<{ id: string; resource_id: string; downstream_key: string; key_digest: string; workflow_id: string; g: string }[]>`
+    SELECT id, result ->> 'resourceId' AS resource_id, downstream_key, key_digest, workflow_id, substr(result ->> 'resourceId', 6) AS g
+    FROM operation WHERE tenant_id = ${tenantId} AND state = 'succeeded' AND workflow_id IS NOT NULL ORDER BY created_at DESC OFFSET ${Math.floor(rows * 0.3)} LIMIT 1`;
   const s = sample[0];
   if (!s) throw new Error("the bench tenant has too few succeeded operations");
   const tenDaysAgo = new Date(Date.now() - 20 * 86_400_000).toISOString();
@@ -424,6 +424,7 @@ async function buildCases(db: Db, tenantId: string, rows: number): Promise<Case[
     { name: "search: operation id", query: q(`q=${s.id}`), page: "1", sortLabel: "created ↓" },
     { name: "search: resource id", query: q(`q=${s.resource_id}`), page: "1", sortLabel: "created ↓" },
     { name: "search: downstream key", query: q(`q=${s.downstream_key}`), page: "1", sortLabel: "created ↓" },
+    { name: "search: workflow id", query: q(`q=${s.workflow_id}`), page: "1", sortLabel: "created ↓" },
     { name: "search: key digest (64 hex)", query: q(`q=${s.key_digest}`), page: "1", sortLabel: "created ↓" },
     { name: "search: key digest prefix (10 hex)", query: q(`q=${s.key_digest.slice(0, 10)}`), page: "1", sortLabel: "created ↓" },
   ];

@@ -135,15 +135,15 @@ function filterSql(tenantId: string, query: OperationsQuery): Prisma.Sql {
   return Prisma.join(parts, " AND ");
 }
 
-// The search box: an operation id, a downstream key, a resource id, or a key digest or its hex
-// prefix (8+ characters). Not the raw Idempotency-Key: typed here it would travel in the URL,
+// The search box: an operation id, a downstream key, a resource id, a workflow id, or a key
+// digest or its hex prefix (8+ characters). Not the raw Idempotency-Key: typed here it would travel in the URL,
 // browser history and saved views, and raw keys are never stored or logged (the page's "Find by
 // Idempotency-Key" POSTs a raw key to /api/console/{tenant}/operations/key-digest and searches
 // the digest it gets back). Each arm has an
 // index; PostgreSQL ORs the bitmaps.
 // The other filters apply on top of the matches.
 function searchSql(q: string): Prisma.Sql {
-  const arms = [Prisma.sql`id = ${q}`, Prisma.sql`downstream_key = ${q}`, Prisma.sql`(result ->> 'resourceId') = ${q}`];
+  const arms = [Prisma.sql`id = ${q}`, Prisma.sql`downstream_key = ${q}`, Prisma.sql`(result ->> 'resourceId') = ${q}`, Prisma.sql`workflow_id = ${q}`];
   const hex = q.toLowerCase();
   if (/^[0-9a-f]{64}$/.test(hex)) arms.push(Prisma.sql`key_digest = ${hex}`);
   // Every digest starting with the prefix sorts between the prefix and prefix + "g" (hex only).

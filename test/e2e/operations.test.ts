@@ -24,7 +24,7 @@ beforeAll(async () => {
   world = { baseUrl: app.baseUrl, db: app.db, keys: acme };
   const globexWorld = { baseUrl: app.baseUrl, db: app.db, keys: globex };
   await Promise.all([putStandardTools(world), putStandardTools(globexWorld)]);
-  [browser, mix, foreign] = await Promise.all([launchBrowser(), createMix(world), claimNew(globexWorld, TOOLS.email)]);
+  [browser, mix, foreign] = await Promise.all([launchBrowser(), createMix(world), claimNew(globexWorld, TOOLS.email, { workflowId: "wf-0" })]);
   viewer = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
 });
 afterAll(async () => {
@@ -180,6 +180,27 @@ describe("operations table (viewer)", () => {
     await expectRows(page, [target.operationId], "Rows 1–1 of 1");
     expect(sent.some((url) => url.includes(target.idem))).toBe(false);
     await screenshot(page, "operations-find-by-key");
+    await context.close();
+  });
+  it("the trace's workflow id leads to every operation of that workflow, and to none of another tenant's with the same id", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await openOperations(context);
+    const target = mix.succeeded[0]!;
+    const { workflowId } = await app.db.operation.findUniqueOrThrow({ where: { id: target.operationId } });
+    expect(workflowId).toBe("wf-0");
+    const expected = (
+      await app.db.$queryRaw<{ id: string }[]>`
+        SELECT id FROM operation WHERE tenant_id = ${acme.tenantId} AND workflow_id = ${workflowId} ORDER BY created_at DESC, id DESC`
+    ).map((r) => r.id);
+    expect(expected.length).toBeGreaterThan(1);
+
+    await page.goto(`${app.baseUrl}/t/acme/operations/${target.operationId}`);
+    const link = page.getByRole("definition").getByRole("link", { name: "wf-0", exact: true });
+    await clickThrough(page, link, (url) => url.pathname === "/t/acme/operations" && url.searchParams.get("q") === "wf-0");
+    await expectRows(page, expected, `Rows 1–${expected.length} of ${expected.length}`);
+    expect(await shownIds(page)).not.toContain(foreign.operationId);
+    await expect.poll(() => page.getByRole("searchbox", { name: /Search/ }).inputValue()).toBe("wf-0");
+    await screenshot(page, "operations-by-workflow");
     await context.close();
   });
 });

@@ -69,7 +69,7 @@ export default async function OperationTracePage({ params }: { params: Promise<{
         </div>
       ) : null}
 
-      <OperationFacts op={op} now={now} />
+      <OperationFacts op={op} now={now} base={base} />
 
       <div className="trace-grid">
         <section aria-labelledby="timeline-title" className="panel">

@@ -65,7 +65,7 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
           ref={search}
           type="search"
           value={query.q}
-          placeholder="Operation id, resource id, downstream key or key digest (sha256 hex)"
+          placeholder="Operation id, workflow id, resource id, downstream key or key digest (sha256 hex)"
           onChange={(e) => set({ q: e.target.value }, typing)}
           spellCheck={false}
           autoComplete="off"

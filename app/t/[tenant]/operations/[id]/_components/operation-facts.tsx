@@ -1,10 +1,12 @@
+import Link from "next/link";
 import type { ReactNode } from "react";
 import type { TraceOperation } from "@/lib/console/operation-trace";
 import { TimeAgo } from "@/components/ui/time-ago";
 
 // The operation's header facts, dense: when, who, which keys, how busy. The raw idempotency
 // key is never stored; only the start of its SHA-256 digest is shown.
-export function OperationFacts({ op, now }: { op: TraceOperation; now: number }) {
+// `base`: the tenant's console path (/t/{slug}); the workflow id links to its operations there.
+export function OperationFacts({ op, now, base }: { op: TraceOperation; now: number; base: string }) {
   const when = (at: string | null) => (at ? <Stamp at={at} now={now} /> : null);
   const facts: [string, ReactNode, "wide"?][] = [
     ["Principal", op.principal],
@@ -19,7 +21,15 @@ export function OperationFacts({ op, now }: { op: TraceOperation; now: number })
     ["Key digest", <code key="k" title="SHA-256 of the Idempotency-Key (first 16 hex characters)">{op.keyDigest}…</code>],
     ["Downstream key", <code key="d" title="Passed to providers so they can dedupe">{op.downstreamKey}</code>, "wide"],
     ["Fencing token", op.fencingToken ? <code key="f">{op.fencingToken}</code> : null],
-    ["Workflow", op.workflowId ? <code key="w" title={op.workflowId}>{op.workflowId}</code> : null, (op.workflowId?.length ?? 0) > 22 ? "wide" : undefined],
+    [
+      "Workflow",
+      op.workflowId ? (
+        <Link key="w" href={`${base}/operations?q=${encodeURIComponent(op.workflowId)}`} title={`Every operation of workflow ${op.workflowId}`}>
+          <code>{op.workflowId}</code>
+        </Link>
+      ) : null,
+      (op.workflowId?.length ?? 0) > 22 ? "wide" : undefined,
+    ],
     ["Trace id", op.traceId ? <code key="tr">{op.traceId}</code> : null, "wide"],
     ["Conflicts", op.counts.conflicts ? `${op.counts.conflicts}${op.counts.mismatches ? ` (${op.counts.mismatches} × 422)` : ""}` : null],
     ["Replays", op.counts.replays ? String(op.counts.replays) : null],
