@@ -2,7 +2,7 @@ import type { Db } from "@/lib/db";
 import { webhookEventsTraceSource } from "@/lib/console/webhook-trace-source";
 import { sideEffectsTraceSource } from "@/lib/side-effects/side-effect-trace-source";
 import { probesTraceSource } from "@/lib/probes/probe-trace-source";
-import { lateReportsTraceSource } from "@/lib/operations/late-report-trace-source";
+import { lateReportsTraceSource, outcomeWords } from "@/lib/operations/late-report-trace-source";
 import { isStorableText } from "@/lib/console/storable-text";
 import { errorText, field } from "@/lib/console/trace-fields";
 
@@ -406,14 +406,14 @@ const flagSource = defineSource({
   build: (ctx) => {
     const audits = ctx.takeAudits((e) => e.action === "operation.complete_conflict");
     const fromAudits = audits.map((a, i) => {
-      const after = (a.after ?? {}) as { reportedOutcome?: string; attempt?: number; result?: unknown; error?: unknown };
+      const after = (a.after ?? {}) as { reportedOutcome?: string; attempt?: number; earlierOutcome?: string; result?: unknown; error?: unknown };
       return entry({
         key: `flag-${i}`,
         at: a.at,
         kind: "flag",
         tone: "bad",
         rank: 6,
-        title: `Flagged: attempt ${after.attempt ?? "?"} reported ${after.reportedOutcome ?? "an outcome"} after the resolution`,
+        title: `Flagged: attempt ${after.attempt ?? "?"} reported ${after.reportedOutcome ?? "an outcome"} ${after.earlierOutcome ? `after it had reported ${outcomeWords(after.earlierOutcome)}` : "after the resolution"}`,
         actor: a.actor,
         fields: [...field("Error reported", errorText(after.error))],
         json: after.result ? [{ label: "Result reported", value: after.result }] : [],

@@ -11,6 +11,8 @@ type Report = {
   reportingAttempt?: number;
   newestAttempt?: number;
   reportedOutcome?: string;
+  // What the reporting attempt itself had reported before (an attempt outcome), if it had.
+  earlierOutcome?: string | null;
   result?: unknown;
   error?: unknown;
   provider?: { requestId?: string; resourceId?: string } | null;
@@ -23,6 +25,14 @@ export const lateReportsTraceSource: TraceSource = {
       const r = (a.after ?? {}) as Report;
       const takenOver = r.newestAttempt !== undefined && r.reportingAttempt !== undefined && r.newestAttempt > r.reportingAttempt;
       const succeeded = r.reportedOutcome === "succeeded";
+      const earlier = r.earlierOutcome ? outcomeWords(r.earlierOutcome) : null;
+      const after = earlier
+        ? takenOver
+          ? ` after it had reported ${earlier} and attempt ${r.newestAttempt} started`
+          : ` after it had reported ${earlier}`
+        : takenOver
+          ? ` after attempt ${r.newestAttempt} took over`
+          : " after its lease expired";
       const resultResource = (r.result as { resourceId?: unknown } | null)?.resourceId;
       return {
         key: `late-report-${a.id}`,
@@ -30,17 +40,10 @@ export const lateReportsTraceSource: TraceSource = {
         kind: "late-report",
         tone: succeeded ? "bad" : "warn",
         rank: 6,
-        title: `Late report refused: attempt ${r.reportingAttempt ?? "?"} said ${r.reportedOutcome ?? "an outcome"}${takenOver ? ` after attempt ${r.newestAttempt} took over` : " after its lease expired"}`,
+        title: `Late report refused: attempt ${r.reportingAttempt ?? "?"} said ${r.reportedOutcome ?? "an outcome"}${after}`,
         actor: a.actor,
         fields: [
-          ...field(
-            "What it means",
-            succeeded && takenOver
-              ? "Both attempts may have reached the provider. With the same downstream key a deduplicating provider acted once; check that it did."
-              : succeeded
-                ? "The effect probably happened: check the provider, then resolve."
-                : "Not applied: the operation's outcome is decided by evidence or an operator.",
-          ),
+          ...field("What it means", meaning({ succeeded, earlier, takenOver })),
           ...field("Provider request", r.provider?.requestId, "mono"),
           ...field("Provider resource", r.provider?.resourceId ?? (typeof resultResource === "string" ? resultResource : null), "mono"),
           ...field("Error reported", errorText(r.error)),
@@ -50,3 +53,19 @@ export const lateReportsTraceSource: TraceSource = {
       };
     }),
 };
+
+// What a refused late report tells the operator who settles the operation.
+function meaning(r: { succeeded: boolean; earlier: string | null; takenOver: boolean }): string {
+  if (!r.succeeded) return "Not applied: the operation's outcome is decided by evidence or an operator.";
+  if (r.earlier && r.takenOver) {
+    return `It first said ${r.earlier}, and a retry followed: if this later report is right, both attempts acted. With the same downstream key a deduplicating provider acted once; check the provider.`;
+  }
+  if (r.earlier) return `It first said ${r.earlier}: if this later report is right, the effect happened, and a retry would act again. Check the provider before any retry.`;
+  if (r.takenOver) return "Both attempts may have reached the provider. With the same downstream key a deduplicating provider acted once; check that it did.";
+  return "The effect probably happened: check the provider, then resolve.";
+}
+
+// An attempt's outcome as it reads in a sentence (as tollgate_outcome_words says it in SQL).
+export function outcomeWords(outcome: string): string {
+  return outcome === "retryable_failure" ? "failed (retryable)" : outcome.replace("_", " ");
+}

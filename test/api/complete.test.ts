@@ -240,30 +240,95 @@ describe("complete: the lease holder reports the outcome", () => {
   });
 
   it.each([
-    { name: "failed after succeeded", first: { outcome: "succeeded", result: { body: { ticket: "T-1" } } }, second: { outcome: "failed" } },
+    { name: "failed after succeeded", first: { outcome: "succeeded", result: { body: { ticket: "T-1" } } }, second: { outcome: "failed" }, earlier: "succeeded" },
     {
       name: "succeeded with another result",
       first: { outcome: "succeeded", result: { body: { ticket: "T-1" } } },
       second: { outcome: "succeeded", result: { body: { ticket: "T-2" } } },
+      earlier: "succeeded",
     },
-    { name: "succeeded after unknown", first: { outcome: "unknown" }, second: { outcome: "succeeded" } },
-  ])("a different complete for the same attempt ($name) → 409 already-resolved; the first report stands", async ({ first, second }) => {
-    const tool = await createTool();
+    { name: "succeeded after failed", first: { outcome: "failed", error: { code: "declined", message: "no" } }, second: { outcome: "succeeded" }, earlier: "failed" },
+  ])(
+    "a different complete for the same attempt of a settled operation ($name) → 409 already-resolved; the first report stands, the contradiction is flagged and audited once",
+    async ({ first, second, earlier }) => {
+      const tool = await createTool();
+      const op = await claimNew(tool);
+      expect((await complete(op.operationId, { fencingToken: op.token, ...first })).status).toBe(200);
+      const before = await snapshot(op.operationId);
+
+      const replies = [await complete(op.operationId, { fencingToken: op.token, ...second }), await complete(op.operationId, { fencingToken: op.token, ...second })];
+
+      for (const res of replies) {
+        expectProblem(res, 409, "already-resolved");
+        expect(res.body.detail).toBe(`This attempt already reported ${earlier}; the operation is ${before.operation.state}`);
+      }
+      const after = await snapshot(op.operationId);
+      expect(after.operation).toMatchObject({
+        state: before.operation.state,
+        result: before.operation.result,
+        error: before.operation.error,
+        resultExpiresAt: before.operation.resultExpiresAt,
+        flagReason: `attempt 1 reported ${second.outcome} after it had reported ${earlier}`,
+      });
+      expect(after.operation.flaggedAt).not.toBeNull();
+      expect(after.attempts).toEqual(before.attempts);
+      expect(after.audit.slice(before.audit.length)).toMatchObject([
+        { action: "operation.complete_conflict", after: { attempt: 1, reportedOutcome: second.outcome, earlierOutcome: earlier } },
+      ]);
+      const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+      expect(trace?.timeline.filter((e) => e.kind === "flag").map((e) => e.title)).toEqual([`Flagged: attempt 1 reported ${second.outcome} after it had reported ${earlier}`]);
+    },
+  );
+
+  // API review: these were answered 409 already-resolved ("This attempt already reported a
+  // different outcome") and recorded nowhere, although nobody resolved the operation and the token
+  // no longer holds it; "failed, retryable" then "succeeded" is the sign a retry may act twice.
+  it.each([
+    {
+      name: "failed (retryable), then a retry started, then succeeded",
+      retryFirst: true,
+      first: { outcome: "failed", retryable: true, error: { code: "e503", message: "down" } },
+      second: { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } },
+      reason: "attempt 1 reported succeeded after it had reported failed (retryable) and attempt 2 started; refused (lease-lost)",
+      title: "Late report refused: attempt 1 said succeeded after it had reported failed (retryable) and attempt 2 started",
+    },
+    {
+      name: "failed (retryable), then succeeded before any retry",
+      retryFirst: false,
+      first: { outcome: "failed", retryable: true, error: { code: "e503", message: "down" } },
+      second: { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } },
+      reason: "attempt 1 reported succeeded after it had reported failed (retryable); refused (lease-lost)",
+      title: "Late report refused: attempt 1 said succeeded after it had reported failed (retryable)",
+    },
+    {
+      name: "unknown, then succeeded",
+      retryFirst: false,
+      first: { outcome: "unknown", error: { code: "timeout", message: "provider timed out" } },
+      second: { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } },
+      reason: "attempt 1 reported succeeded after it had reported unknown; refused (lease-lost)",
+      title: "Late report refused: attempt 1 said succeeded after it had reported unknown",
+    },
+  ])("an attempt's second, different report once the operation moved on ($name) → 409 lease-lost, nothing changes, the report is kept as evidence once", async ({ retryFirst, first, second, reason, title }) => {
+    const tool = await createTool({ maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
     const op = await claimNew(tool);
     expect((await complete(op.operationId, { fencingToken: op.token, ...first })).status).toBe(200);
+    if (retryFirst) {
+      await waitUntil(op.operationId, "backoff over");
+      const retry = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+      expect([retry.status, retry.body.attempt?.number], retry.text).toEqual([201, 2]);
+    }
     const before = await snapshot(op.operationId);
 
-    const res = await complete(op.operationId, { fencingToken: op.token, ...second });
+    const replies = [await complete(op.operationId, { fencingToken: op.token, ...second }), await complete(op.operationId, { fencingToken: op.token, ...second })];
 
-    expectProblem(res, 409, "already-resolved");
+    for (const res of replies) expectProblem(res, 409, "lease-lost");
     const after = await snapshot(op.operationId);
-    expect(after.operation).toMatchObject({
-      state: before.operation.state,
-      result: before.operation.result,
-      error: before.operation.error,
-      resultExpiresAt: before.operation.resultExpiresAt,
-    });
-    expect(after.attempts).toEqual(before.attempts);
+    expect({ operation: after.operation, attempts: after.attempts }).toEqual({ operation: before.operation, attempts: before.attempts });
+    expect(after.audit.slice(before.audit.length)).toMatchObject([{ action: "operation.late_report_refused", reason, after: { reportingAttempt: 1, reportedOutcome: "succeeded" } }]);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    expect(trace?.timeline.filter((e) => e.kind === "late-report")).toMatchObject([
+      { tone: "bad", title, fields: expect.arrayContaining([expect.objectContaining({ label: "What it means", value: expect.stringContaining("It first said") })]) },
+    ]);
   });
 
   it("an operator resolved first: a contradicting complete → 409 already-resolved and the conflict is recorded; an agreeing one → 200", async () => {
