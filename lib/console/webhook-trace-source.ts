@@ -56,6 +56,8 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
         .filter((a) => a.targetId === e.id)
         .map((a) => ({ id: `w${a.id}`, at: a.createdAt.toISOString(), actor: ctx.actor(a.actor), action: a.action, reason: a.reason, before: a.before, after: a.after }));
       const settledIt = (ctx.op.resolution as { by?: unknown } | null)?.by === `webhook:${e.id}`;
+      // A failed event refused because side effects may have happened names them (tollgate_webhook_ingest).
+      const effects = own.map((a) => (a.before as { sideEffects?: unknown } | null)?.sideEffects).find((v): v is string => typeof v === "string");
       const decider = e.decidedBy ? ctx.actor(e.decidedBy).label : null;
       return {
         key: `webhook-${e.id}`,
@@ -63,7 +65,7 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
         kind: "webhook",
         tone: tones[e.status] ?? "info",
         rank: 4,
-        title: title(e, settledIt, decider),
+        title: title(e, settledIt, decider, effects ?? null),
         actor: { id: `webhook:${e.id}`, label: `${e.connectionName} webhook` },
         fields: [
           ...field("Webhook event", e.id, "mono"),
@@ -77,6 +79,7 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
                 ...field("Outcome chosen by the operator", e.outcome),
               ]
             : field("Outcome it says", e.outcome ?? "none (its type maps to no outcome)")),
+          ...field("Side effects that may have happened", e.status === "contradicting" ? effects : null),
           ...field("Correlation value", e.correlationValue, "mono"),
           ...field("Decided by", decider),
           ...field("Reason", e.decidedBy ? e.reason : null),
@@ -94,13 +97,14 @@ function providerOutcome(audits: TraceAudit[]): string | null {
   return typeof before?.outcome === "string" ? before.outcome : null;
 }
 
-function title(e: EventRow, settledIt: boolean, decider: string | null): string {
+function title(e: EventRow, settledIt: boolean, decider: string | null, effects: string | null): string {
   const what = `Webhook ${e.eventType || "(no type)"} from ${e.connectionName}`;
   switch (e.status) {
     case "matched":
       if (decider) return `${what} · matched by ${decider} as ${e.outcome}`;
       return settledIt ? `${what} · resolved the operation as ${e.outcome}` : `${what} · agrees with the outcome (${e.outcome})`;
     case "contradicting":
+      if (effects) return `${what} says ${e.outcome}, but side effects may have happened (flagged, not applied)`;
       return `${what} says ${e.outcome}: contradicts the recorded outcome (flagged, not applied)`;
     case "unmapped":
       return `${what}: its type maps to no outcome (waiting in the inbox)`;

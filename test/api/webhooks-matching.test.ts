@@ -438,6 +438,51 @@ describe("what else names an operation", () => {
     expect(await audits(op.operationId, "operation.webhook_conflict")).toHaveLength(1);
   });
 
+  // API review: an event that named the operation and said failed settled it as failed although
+  // its side effects were sent, a promise to every retry that nothing happened; an agent's
+  // failed is turned into unknown in that case (tollgate_complete).
+  it.each([
+    { name: "processing", unknownFirst: false },
+    { name: "unknown", unknownFirst: true },
+  ])("a failed event about an operation whose side effects may have happened ($name) is contradicting: flagged, not applied, left for an operator", async ({ unknownFirst }) => {
+    const op = await claimNew();
+    expect((await putEffect(op, "create-ticket", "sent")).status).toBe(200);
+    expect((await putEffect(op, "notify-owner", "intended")).status).toBe(200);
+    if (unknownFirst) expect((await complete(op, "unknown")).status).toBe(200);
+    const before = await operation(op.operationId);
+
+    const res = await send("ticket.rejected", op.operationId);
+
+    expect(res.body.status).toBe("contradicting");
+    const stored = await operation(op.operationId);
+    expect(stored).toMatchObject({ state: before.state, result: before.result, resolution: null });
+    expect(stored.flagReason).toBe(`webhook ${res.body.eventId} (ticket.rejected) says failed, but side effects may have happened (create-ticket: sent)`);
+    expect(await audits(op.operationId, "operation.webhook_conflict")).toMatchObject([
+      { actor: `webhook:${res.body.eventId}`, before: { sideEffects: "create-ticket: sent" }, after: { eventId: res.body.eventId, reportedOutcome: "failed" } },
+    ]);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    expect(trace?.timeline.find((e) => e.kind === "webhook")).toMatchObject({
+      tone: "bad",
+      title: "Webhook ticket.rejected from tickets says failed, but side effects may have happened (flagged, not applied)",
+      fields: expect.arrayContaining([expect.objectContaining({ label: "Side effects that may have happened", value: "create-ticket: sent" })]),
+    });
+    // An operator who checked may still settle it as failed from the inbox.
+    const matched = await app.db.$queryRaw<{ r: { code: string; op: { state: string } } }[]>`
+      SELECT tollgate_webhook_match(${acme.tenantId}, ${res.body.eventId}, ${op.operationId}, 'failed', 'checked: the ticket system has nothing', 'user:ops@example.test') AS r`;
+    expect(matched[0]?.r).toMatchObject({ code: "matched", op: { state: "failed" } });
+  });
+
+  it("a failed event about an operation whose side effects all failed or never went out settles it as failed", async () => {
+    const op = await claimNew();
+    expect((await putEffect(op, "create-ticket", "failed")).status).toBe(200);
+    expect((await putEffect(op, "notify-owner", "intended")).status).toBe(200);
+
+    const res = await send("ticket.rejected", op.operationId);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(op.operationId)).toMatchObject({ state: "failed", flaggedAt: null });
+  });
+
   it("settling as succeeded keeps the provider resource id the attempt reported with its unknown outcome", async () => {
     const op = await claimNew();
     const unknown = await complete(op, "unknown", { provider: { requestId: "req_7", resourceId: "T-777" } });
