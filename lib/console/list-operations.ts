@@ -24,6 +24,7 @@ export type OperationRow = {
   keyDigest: string;
   downstreamKey: string;
   errorCode: string | null;
+  flagged: boolean;
 };
 
 // "exact": counted; "at-least": more than the cap, not counted further; "estimate": the
@@ -92,7 +93,7 @@ export function buildOperationsQuery(options: { tenantId: string; query: Operati
   const page = Prisma.sql`${head}
     SELECT id, tool, principal, state::text AS state, attempt_count, max_attempts, conflict_count, mismatch_count, replay_count,
       created_at, updated_at, completed_at, result ->> 'resourceId' AS resource_id, workflow_id, trace_id, key_digest, downstream_key,
-      error ->> 'code' AS error_code
+      error ->> 'code' AS error_code, flagged_at IS NOT NULL AS flagged
     FROM ${from}
     WHERE ${where}${keyset}
     ORDER BY ${column} ${order}, id ${order}
@@ -132,6 +133,8 @@ function filterSql(tenantId: string, query: OperationsQuery): Prisma.Sql {
   if (query.from) parts.push(Prisma.sql`created_at >= ${query.from}::timestamptz`);
   if (query.to) parts.push(Prisma.sql`created_at < ${query.to}::timestamptz`);
   if (query.conflicts) parts.push(Prisma.sql`conflict_count > 0`);
+  // Served by the partial index operation_flagged_idx (a handful of rows per tenant).
+  if (query.flagged) parts.push(Prisma.sql`flagged_at IS NOT NULL`);
   return Prisma.join(parts, " AND ");
 }
 
@@ -199,6 +202,7 @@ type RawRow = {
   key_digest: string;
   downstream_key: string;
   error_code: string | null;
+  flagged: boolean;
 };
 
 function toRow(r: RawRow): OperationRow {
@@ -221,5 +225,6 @@ function toRow(r: RawRow): OperationRow {
     keyDigest: r.key_digest,
     downstreamKey: r.downstream_key,
     errorCode: r.error_code,
+    flagged: r.flagged,
   };
 }

@@ -420,8 +420,26 @@ const flagSource = defineSource({
         audit: [a],
       });
     });
-    if (fromAudits.length || !ctx.op.flaggedAt) return fromAudits;
-    return [entry({ key: "flag", at: ctx.op.flaggedAt.toISOString(), kind: "flag", tone: "bad", rank: 6, title: "Flagged", fields: field("Why", ctx.op.flagReason) })];
+    // An operator who checked took a flag down (tollgate_clear_flag): which flag, and why.
+    const cleared = ctx.takeAudits((e) => e.action === "operation.flag_cleared").map((a) => {
+      const before = (a.before ?? {}) as { flagReason?: string };
+      return entry({
+        key: `flag-cleared-${a.id}`,
+        at: a.at,
+        kind: "flag",
+        tone: "info",
+        rank: 6,
+        title: "Flag cleared",
+        actor: a.actor,
+        fields: [...field("The flag said", before.flagReason ?? null), ...field("Why", a.reason)],
+        audit: [a],
+      });
+    });
+    if (fromAudits.length || !ctx.op.flaggedAt) return [...fromAudits, ...cleared];
+    return [
+      ...cleared,
+      entry({ key: "flag", at: ctx.op.flaggedAt.toISOString(), kind: "flag", tone: "bad", rank: 6, title: "Flagged", fields: field("Why", ctx.op.flagReason) }),
+    ];
   },
 });
 

@@ -49,6 +49,9 @@ export const operationsQueryParsers = {
   from: parseAsStorableDateTime,
   to: parseAsStorableDateTime,
   conflicts: parseAsBoolean.withDefault(false),
+  // Flagged: evidence contradicts the recorded outcome (a webhook, an attempt's late report) and no
+  // operator has cleared the flag yet.
+  flagged: parseAsBoolean.withDefault(false),
   sort: parseAsStringLiteral(operationSortColumns).withDefault("created"),
   dir: parseAsStringLiteral(["asc", "desc"] as const).withDefault("desc"),
   size: parseAsNumberLiteral(operationPageSizes).withDefault(50),
@@ -68,7 +71,7 @@ export const serializeOperationsQuery = createSerializer(operationsQueryParsers)
 
 // The params that choose WHICH rows (as opposed to where in them we are): a saved view or an
 // export carries these; a change to any of them sends the table back to its first page.
-export const operationsViewKeys = ["q", "state", "tool", "principal", "from", "to", "conflicts", "sort", "dir", "size"] as const;
+export const operationsViewKeys = ["q", "state", "tool", "principal", "from", "to", "conflicts", "flagged", "sort", "dir", "size"] as const;
 // For nuqs setters and the serializer (null clears a key) ...
 export const operationsPositionReset = { after: null, before: null, page: null } as const;
 // ... and for a parsed query value (the first page).
@@ -81,5 +84,5 @@ export function viewQueryString(query: OperationsQuery): string {
 }
 
 export function hasOperationFilters(query: OperationsQuery): boolean {
-  return Boolean(query.q || query.state.length || query.tool || query.principal || query.from || query.to || query.conflicts);
+  return Boolean(query.q || query.state.length || query.tool || query.principal || query.from || query.to || query.conflicts || query.flagged);
 }

@@ -10,6 +10,8 @@ export type OverviewStats = {
   open: Record<"awaiting_approval" | "pending" | "processing" | "unknown", Count>;
   // Of the processing ones, those whose lease has run out: nobody holds them.
   expiredLeases: Count;
+  // Operations whose evidence contradicts the recorded outcome, not yet cleared by an operator.
+  flagged: Count;
   // Operations claimed in the window that have ended, by how.
   ended: Record<"succeeded" | "failed" | "rejected", Count>;
   oldestUnknown: { id: string; tool: string; createdAt: string } | null;
@@ -64,7 +66,9 @@ export async function overviewStats(options: { db: Db; tenantId: string; now?: D
       )}
       UNION ALL
       SELECT 'expired', count(*) FILTER (WHERE lease_expires_at <= ${now}) FROM (
-        SELECT lease_expires_at FROM operation WHERE tenant_id = ${tenantId} AND state = 'processing' ORDER BY created_at LIMIT ${EXPIRED_CAP + 1}) p`,
+        SELECT lease_expires_at FROM operation WHERE tenant_id = ${tenantId} AND state = 'processing' ORDER BY created_at LIMIT ${EXPIRED_CAP + 1}) p
+      UNION ALL
+      SELECT 'flagged', count(*) FROM (SELECT 1 FROM operation WHERE tenant_id = ${tenantId} AND flagged_at IS NOT NULL LIMIT ${cap}) f`,
     db.$queryRaw<{ id: string; tool: string; created_at: Date }[]>`
       SELECT id, tool, created_at FROM operation WHERE tenant_id = ${tenantId} AND state = 'unknown' ORDER BY created_at, id LIMIT 1`,
     // Both charts come from the audit log, newest first through (tenant_id, created_at):
@@ -101,6 +105,7 @@ export async function overviewStats(options: { db: Db; tenantId: string; now?: D
     since: since.toISOString(),
     open: Object.fromEntries(openStates.map((s) => [s, count(s)])) as OverviewStats["open"],
     expiredLeases: count("expired", EXPIRED_CAP),
+    flagged: count("flagged"),
     ended: Object.fromEntries(endedStates.map((s) => [s, count(s)])) as OverviewStats["ended"],
     oldestUnknown: first ? { id: first.id, tool: first.tool, createdAt: first.created_at.toISOString() } : null,
     claimsPerMinute: buckets(minuteStart, 60_000, WINDOW_HOURS * 60, activity.map((r) => ({ at: r.minute, value: Number(r.claims) }))),

@@ -334,3 +334,44 @@ describe("reconcile queue (operator, emptying it)", () => {
     await context.close();
   });
 });
+
+// Console review: a flag showed only on its own trace and could never be taken down.
+describe("flagged operations (operator)", () => {
+  it("finds a flagged operation through the Flagged filter, clears the flag on its trace with a reason, and the trace says who and why", async () => {
+    const op = await claimNew(world, TOOLS.email);
+    await succeed(world, op);
+    const contradiction = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "failed", error: { code: "bounced", message: "the mail bounced" } },
+    });
+    expect(contradiction.status, contradiction.text).toBe(409);
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, operator);
+    await page.goto(`${app.baseUrl}/t/acme/operations`);
+
+    await page.getByRole("checkbox", { name: "Flagged" }).check();
+    await page.waitForURL((url) => url.searchParams.get("flagged") === "true");
+    const row = page.getByRole("table", { name: "Operations" }).getByRole("row").filter({ hasText: op.operationId });
+    await row.getByText("flagged", { exact: true }).waitFor();
+    // The table re-renders on the server after the change (a transition): wait for the filtered rows.
+    await expect.poll(() => page.getByRole("table", { name: "Operations" }).locator("tbody tr").count(), { timeout: 15_000 }).toBe(1);
+    await screenshot(page, "operations-flagged");
+
+    await row.getByRole("link", { name: op.operationId }).click();
+    await page.waitForURL((url) => url.pathname === `/t/acme/operations/${op.operationId}`);
+    await page.getByRole("button", { name: "Clear flag…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Clear the flag" });
+    await dialog.getByRole("button", { name: "Clear flag" }).click();
+    await dialog.getByRole("alert").filter({ hasText: "A reason is required" }).waitFor();
+    await dialog.getByLabel("Reason (required)").fill("The customer confirmed the mail arrived; the bounce was for a CC.");
+    await screenshot(page, "trace-clear-flag-dialog");
+    await dialog.getByRole("button", { name: "Clear flag" }).click();
+
+    await page.getByText("Flag cleared", { exact: true }).waitFor({ timeout: 15_000 });
+    expect(await page.getByRole("button", { name: "Clear flag…" }).count()).toBe(0);
+    const stored = await operation(op.operationId);
+    expect(stored).toMatchObject({ state: "succeeded", flaggedAt: null });
+    await screenshot(page, "trace-flag-cleared");
+    await context.close();
+  });
+});

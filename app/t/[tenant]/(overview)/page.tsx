@@ -92,6 +92,9 @@ export default async function OverviewPage({ params }: { params: Promise<{ tenan
             <StatCard label="Awaiting approval" value={stats.open.awaiting_approval} href={byState("awaiting_approval")}>
               a person decides
             </StatCard>
+            <StatCard label="Flagged" value={stats.flagged} href={ops({ flagged: true })} tone={stats.flagged.value ? "bad" : undefined}>
+              evidence disagrees with the outcome
+            </StatCard>
           </div>
         </section>
 

@@ -80,5 +80,6 @@ function toListItem(row: OperationRow): OperationListItem {
     resourceId: row.resourceId,
     workflowId: row.workflowId,
     keyDigest: row.keyDigest.slice(0, 16),
+    flagged: row.flagged,
   };
 }

@@ -10,6 +10,7 @@ import { TimeAgo } from "@/components/ui/time-ago";
 import { Timeline } from "@/components/timeline/timeline";
 import { ResolveButton } from "@/components/resolve-dialog/resolve-button";
 import { OperationFacts } from "./_components/operation-facts";
+import { ClearFlagButton } from "./_components/clear-flag-button";
 import { OperationData } from "./_components/operation-data";
 
 export const dynamic = "force-dynamic";
@@ -63,9 +64,12 @@ export default async function OperationTracePage({ params }: { params: Promise<{
         </div>
       ) : null}
       {op.flaggedAt ? (
-        <div className="error" role="note">
-          <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")} Check
-          the provider; the stored outcome was not changed.
+        <div className="error row flag-notice" role="note">
+          <span>
+            <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")} Check
+            the provider; the stored outcome was not changed.
+          </span>
+          {mayResolve ? <ClearFlagButton tenant={tenant.slug} operationId={op.id} flaggedAt={op.flaggedAt} flagReason={op.flagReason} actor={`user:${user.email}`} /> : null}
         </div>
       ) : null}
 

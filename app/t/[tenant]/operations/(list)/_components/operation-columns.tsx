@@ -22,6 +22,8 @@ export type OperationListItem = {
   workflowId: string | null;
   // First 16 hex characters of SHA-256(Idempotency-Key); the key itself is never stored.
   keyDigest: string;
+  // Evidence contradicts the recorded outcome and no operator has cleared the flag.
+  flagged: boolean;
 };
 
 const col = dataTableColumnHelper<OperationListItem>();
@@ -50,7 +52,20 @@ export function operationColumns(options: { tenant: string; now: number }) {
     }),
     col.accessor("tool", { header: "Tool", enableSorting: false, meta: { className: "c-tool" } }),
     col.accessor("principal", { header: "Principal", enableSorting: false, meta: { className: "c-principal" } }),
-    col.accessor("state", { header: "State", enableSorting: false, cell: (info) => <StateBadge state={info.getValue()} /> }),
+    col.accessor("state", {
+      header: "State",
+      enableSorting: false,
+      cell: (info) => (
+        <span className="row">
+          <StateBadge state={info.getValue()} />
+          {info.row.original.flagged ? (
+            <span className="badge danger" title="Evidence contradicts the recorded outcome: open the trace">
+              flagged
+            </span>
+          ) : null}
+        </span>
+      ),
+    }),
     col.accessor("attemptCount", {
       header: "Attempts",
       enableSorting: false,

@@ -133,10 +133,16 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
           />
         </div>
       </div>
-      <label className="ops-check">
-        <input type="checkbox" checked={query.conflicts} onChange={(e) => set({ conflicts: e.target.checked })} />
-        Has conflicts
-      </label>
+      <div className="ops-checks">
+        <label className="ops-check">
+          <input type="checkbox" checked={query.conflicts} onChange={(e) => set({ conflicts: e.target.checked })} />
+          Has conflicts
+        </label>
+        <label className="ops-check" title="Evidence (a webhook, an attempt's later report) contradicts the recorded outcome">
+          <input type="checkbox" checked={query.flagged} onChange={(e) => set({ flagged: e.target.checked })} />
+          Flagged
+        </label>
+      </div>
     </form>
   );
 }
