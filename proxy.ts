@@ -1,12 +1,20 @@
-import type { NextRequest } from "next/server";
+import { NextResponse, type NextRequest } from "next/server";
 import { undecodablePathResponse, undecodableSegment } from "@/lib/http/undecodable-path";
+import { CONSOLE_PATH_HEADER } from "@/lib/auth/console-path";
 
-// Runs only for paths that contain a "%" (see the matcher): every other request, the hot path
-// included, never enters it. Such a path that does not decode gets a problem+json 400 here, where
-// Next.js would otherwise answer a plain-text 500 (lib/http/undecodable-path.ts).
+// Runs only for paths that contain a "%", and for console pages (see the matcher): the API, the
+// hot path included, never enters it. A path that does not decode gets a problem+json 400 here,
+// where Next.js would otherwise answer a plain-text 500 (lib/http/undecodable-path.ts). A console
+// page learns its own path and query (a server component is not told it), so a visitor without a
+// session is sent to sign in and brought back to the very page (lib/auth/require-console.ts).
 export function proxy(request: NextRequest): Response | undefined {
   const segment = undecodableSegment(request.nextUrl.pathname);
-  return segment === null ? undefined : undecodablePathResponse(segment);
+  if (segment !== null) return undecodablePathResponse(segment);
+  if (!request.nextUrl.pathname.startsWith("/t/")) return undefined;
+  // Set here, whatever the client sent under this name.
+  const headers = new Headers(request.headers);
+  headers.set(CONSOLE_PATH_HEADER, request.nextUrl.pathname + request.nextUrl.search);
+  return NextResponse.next({ request: { headers } });
 }
 
-export const config = { matcher: "/(.*%.*)" };
+export const config = { matcher: ["/(.*%.*)", "/t/:path*"] };

@@ -50,7 +50,7 @@ export function SignInForm({ sso }: { sso: string | null }) {
         {busy ? "Signing in…" : "Sign in"}
       </button>
       {sso ? (
-        <button type="button" onClick={() => void signIn("oidc", { callbackUrl: "/" })}>
+        <button type="button" onClick={() => void signIn("oidc", { callbackUrl: safeCallbackUrl(search.get("callbackUrl"), window.location.origin) })}>
           Continue with {sso}
         </button>
       ) : null}

@@ -42,6 +42,31 @@ describe("console sign-in", () => {
     await context.close();
   });
 
+  // Newcomer review: a link to a page (from a pager, a chat) lost its target at sign-in.
+  it("brings a visitor who opened a console link without a session back to that very page after signing in", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const target = "/t/acme/audit?action=user.";
+    await page.goto(`${app.baseUrl}${target}`);
+    const signin = new URL(page.url());
+    expect(signin.pathname).toBe("/signin");
+    expect(signin.searchParams.get("callbackUrl")).toBe(target);
+    await page.getByLabel("Email").fill(login.email);
+    await page.getByLabel("Password").fill(login.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname === "/t/acme/audit", { timeout: 20_000 });
+    expect(new URL(page.url()).search).toBe("?action=user.");
+    // A header of that name from the client is overwritten, never followed.
+    const forged = await context.request.get(`${app.baseUrl}/t/acme`, { headers: { "x-tollgate-console-path": "//evil.example/" }, maxRedirects: 0 });
+    expect(forged.status()).toBe(200); // signed in now: the page itself
+    await context.close();
+    const fresh = await browser.newContext();
+    const res = await fresh.request.get(`${app.baseUrl}/t/acme`, { headers: { "x-tollgate-console-path": "//evil.example/" }, maxRedirects: 0 });
+    expect(res.status()).toBe(307);
+    expect(res.headers().location).toBe(`/signin?callbackUrl=${encodeURIComponent("/t/acme")}`);
+    await fresh.close();
+  });
+
   it("follows a callbackUrl on this console after signing in, and never one that leaves it", async () => {
     const signInWith = async (callbackUrl: string) => {
       const context = await browser.newContext();
