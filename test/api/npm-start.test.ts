@@ -99,6 +99,8 @@ describe("npm start without DATABASE_URL: the newcomer's embedded database with 
     expect(statSync(credentialsFile).mode & 0o777).toBe(0o600);
     const saved = readFileSync(credentialsFile, "utf8");
     for (const secret of [password, adminKey, agentKey]) expect(saved).toContain(secret);
+    // The README's examples read the keys from the environment; the line that sets them is printed.
+    expect(out).toContain(`export ADMIN_KEY=${adminKey} AGENT_KEY=${agentKey}`);
 
     // The printed sign-in works, and a wrong password does not.
     expect(await trySignIn(first.baseUrl, email, password)).toEqual({ signedIn: true, error: null });

@@ -22,14 +22,15 @@ export default async function ConsoleLayout({ children, params }: { children: Re
   const [waiting, approvals, inbox] = await Promise.all([
     countReconcileQueue({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }),
     countPendingApprovals({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }),
-    can(user.role, "match-webhooks") ? countInbox({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }) : 0,
+    countInbox({ db: db(), tenantId: tenant.id, cap: BADGE_CAP }),
   ]);
   const base = `/t/${tenant.slug}`;
   const items: NavItem[] = [
     { href: base, label: "Overview" },
     { href: `${base}/operations`, label: "Operations" },
     { href: `${base}/reconcile`, label: "Reconcile", count: waiting, countLabel: waiting >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
-    ...(can(user.role, "match-webhooks") ? [{ href: `${base}/inbox`, label: "Inbox", count: inbox, countLabel: inbox >= BADGE_CAP ? `${BADGE_CAP}+` : undefined }] : []),
+    // Every role reads the inbox (as the reconcile queue); matching and ignoring need an operator.
+    { href: `${base}/inbox`, label: "Inbox", count: inbox, countLabel: inbox >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
     { href: `${base}/approvals`, label: "Approvals", count: approvals, countLabel: approvals >= BADGE_CAP ? `${BADGE_CAP}+` : undefined },
     { href: `${base}/tools`, label: "Tools" },
     { href: `${base}/subscriptions`, label: "Subscriptions" },

@@ -112,8 +112,10 @@ function printCredentials(c: DemoCredentials, port: number): void {
     `admin API key: ${c.adminKey}`,
     `agent API key: ${c.agentKey}`,
     "",
-    "Try:",
-    `  curl -s -X PUT http://localhost:${port}/api/v1/tools/x -H "Authorization: Bearer ${c.adminKey}" -H "Content-Type: application/json" -d '{}'`,
+    "For the README's examples:",
+    `  export ADMIN_KEY=${c.adminKey} AGENT_KEY=${c.agentKey}`,
+    "Try (claim a demo tool; run it twice: the second answer is 409 operation-in-progress while the first holds the lease):",
+    `  curl -s -X POST http://localhost:${port}/api/v1/operations -H "Authorization: Bearer $AGENT_KEY" -H "Content-Type: application/json" -H "Idempotency-Key: try-1" -d '{"tool":"tickets.create","args":{"title":"Printer on fire"}}'`,
   ].join("\n");
   writeFileSync(path.join(localDir, "credentials"), `${text}\n`, { mode: 0o600 });
   say(`\nSeeded the demo tenant. These keys are shown once (also saved to .tollgate/credentials, mode 0600):\n${text}`);

@@ -15,6 +15,8 @@ export async function userCommand(args: string[]): Promise<number> {
     "all-tenants": { type: "boolean" },
     name: { type: "string" },
   });
+  // Alternatives: taking both dropped the tenant list without a word (newcomer review).
+  if (values.tenants !== undefined && values["all-tenants"]) throw new CliError("--tenants and --all-tenants are alternatives: give one of them");
   const role = required(values.role, "--role");
   if (!["viewer", "operator", "approver", "admin"].includes(role)) throw new CliError(`--role must be viewer, operator, approver or admin, not "${role}"`);
   const piped = process.stdin.isTTY ? null : (await readStdin()).trim();
