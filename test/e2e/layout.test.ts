@@ -50,6 +50,18 @@ beforeAll(async () => {
   // An event in the inbox, so its filter bar is measured too.
   const event = await deliver(app.baseUrl, connectionId, signStandard(webhookSecret, ticketEvent("ticket.created", "a-correlation-value-nobody-knows")));
   expect(event.body?.status, event.text).toBe("unmatched");
+  // An unknown outcome of a tool whose name is near the 100-character limit, with a long error:
+  // the reconcile queue must still show every column at 1280 px (console review: the Tool column
+  // took the name's width and pushed Attempts and Last error under the pinned Resolve).
+  const longest = `crm.contacts.upsert-${"x".repeat(60)}-overflow.v2`;
+  await putTool(world, longest, { takeover: "never" });
+  const stuck = await claim(app.baseUrl, acme.agent, "layout-long-tool", { tool: longest, args: { email: "a@b.example" } });
+  expect(stuck.status, stuck.text).toBe(201);
+  const unknown = await call(app.baseUrl, "POST", `/api/v1/operations/${stuck.body.operationId}/complete`, {
+    key: acme.agent,
+    body: { fencingToken: stuck.body.attempt.fencingToken, outcome: "unknown", error: { code: "timeout", message: "the CRM did not answer within 30 s; the upsert may have been applied" } },
+  });
+  expect(unknown.status, unknown.text).toBe(200);
   admin = await createConsoleUser(app.db, { role: "admin", tenants: ["acme"], email: "operations.lead.oncall.rotation@payments.platform.example.test" });
 });
 afterAll(async () => {
@@ -92,7 +104,7 @@ const widths = (page: Page): Promise<Measure> =>
   }));
 
 // At a laptop's width these lists show every column without scrolling inside their box either.
-const fitAt1280 = new Set(["operations", "tools", "audit", "approvals", "approvals-decided"]);
+const fitAt1280 = new Set(["operations", "tools", "audit", "approvals", "approvals-decided", "reconcile"]);
 
 describe.each([
   { label: "phone", width: 390, height: 844 },

@@ -120,10 +120,12 @@ export function ReconcileTable({
                     {r.id}
                   </Link>
                 </td>
-                <td>
+                <td className="c-tool" title={r.tool}>
                   <code>{r.tool}</code>
                 </td>
-                <td>{r.principal}</td>
+                <td className="c-principal" title={r.principal}>
+                  {r.principal}
+                </td>
                 <td>
                   {r.state === "unknown" ? (
                     <>
