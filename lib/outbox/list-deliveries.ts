@@ -5,6 +5,8 @@ export type DeliveryListItem = {
   eventId: string;
   type: string;
   subscription: string;
+  // The subscription was removed: nothing can be delivered to it (no redeliver).
+  subscriptionRemoved: boolean;
   state: "pending" | "delivered" | "dead";
   attempts: number;
   lastStatus: number | null;
@@ -35,13 +37,14 @@ export async function listDeliveries(options: {
     },
     orderBy: [{ createdAt: "desc" }, { id: "desc" }],
     take: options.limit ?? 50,
-    include: { event: { select: { type: true, payload: true } }, subscription: { select: { name: true } } },
+    include: { event: { select: { type: true, payload: true } }, subscription: { select: { name: true, disabledAt: true } } },
   });
   return rows.map((d) => ({
     id: d.id,
     eventId: d.eventId,
     type: d.event.type,
     subscription: d.subscription.name,
+    subscriptionRemoved: d.subscription.disabledAt !== null,
     state: d.state,
     attempts: d.attempts,
     lastStatus: d.lastStatus,

@@ -11,5 +11,8 @@ export async function redeliver(options: { db: Db; tenantId: string; deliveryId:
   if (!r) throw new Error("tollgate_redeliver returned nothing");
   if (r.code === "redelivered") return { previousState: r.previousState ?? "dead" };
   if (r.code === "not-found") throw new ProblemError("delivery-not-found", "No event delivery with this id exists in this tenant.");
+  if (r.code === "subscription-removed") {
+    throw new ProblemError("invalid-state", "Its subscription was removed, so nothing can be delivered to it; put the subscription again, then redeliver.", { extras: { state: r.state } });
+  }
   throw new ProblemError("invalid-state", "This delivery is still being retried; it can be sent again once it is delivered or dead.", { extras: { state: r.state } });
 }

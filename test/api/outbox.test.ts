@@ -171,6 +171,32 @@ describe("the outbox: events written in the transaction of the change", () => {
     for (const e of [...okEvents, ...(await eventsFor(bad.operationId))]) for (const d of e.deliveries) expect(keys).toContain(`delivery:${d}`);
   });
 
+  // Newcomer review: a removed subscription's deliveries stayed "pending, next try in …" for up
+  // to two hours, and a redeliver of one reset its tries and died again at once.
+  it("removing a subscription ends its pending deliveries at once; they cannot be redelivered until it is put again", async () => {
+    const own = await seedTenant(app.db, `outbox-rm-${randomUUID().slice(0, 8)}`);
+    expect((await putSubscription("leaving", { url: "https://c.example.com/hook", events: ["operation.succeeded"] }, own.admin)).status).toBe(201);
+    const op = await claimNew(await createTool({}, own), own);
+    expect((await complete(own, op, { outcome: "succeeded" })).status).toBe(200);
+    const [event] = await eventsFor(op.operationId);
+    const deliveryId = event!.deliveries[0]!;
+    expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).toMatchObject({ state: "pending" });
+
+    const removed = await call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/leaving", { key: own.admin });
+    expect(removed.status, removed.text).toBe(204);
+
+    const dead = await app.db.eventDelivery.findUniqueOrThrow({ where: { id: deliveryId } });
+    expect(dead).toMatchObject({ state: "dead", lastError: "the subscription was removed", nextAttemptAt: null });
+    expect(dead.deadAt).not.toBeNull();
+    const redeliver = () => app.db.$queryRaw<{ r: { code: string } }[]>`SELECT tollgate_redeliver(${own.tenantId}, ${deliveryId}, 'user:ops@example.test') AS r`;
+    expect((await redeliver())[0]!.r.code).toBe("subscription-removed");
+    expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).toMatchObject({ state: "dead", attempts: dead.attempts });
+    expect(await app.db.auditEvent.count({ where: { targetId: deliveryId, action: "event_delivery.redelivered" } })).toBe(0);
+
+    expect((await putSubscription("leaving", { url: "https://c.example.com/hook", events: ["operation.succeeded"] }, own.admin)).status).toBe(201);
+    expect((await redeliver())[0]!.r.code).toBe("redelivered");
+  });
+
   it("a redeliver racing `tollgate prune` over a month-old dead delivery keeps the delivery it made pending", async () => {
     const op = await claimNew(await createTool({}, tenant), tenant);
     expect((await complete(tenant, op, { outcome: "succeeded" })).status).toBe(200);

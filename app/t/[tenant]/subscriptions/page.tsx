@@ -146,7 +146,10 @@ function DeliveryTable({ caption, rows, now, base, tenant, redeliver }: { captio
                   {d.eventId}
                 </div>
               </td>
-              <td>{d.subscription}</td>
+              <td>
+                {d.subscription}
+                {d.subscriptionRemoved ? <div className="muted small">removed</div> : null}
+              </td>
               <td>
                 <span className={`badge ${badge[d.state]}`}>{d.state}</span>
               </td>
@@ -169,9 +172,7 @@ function DeliveryTable({ caption, rows, now, base, tenant, redeliver }: { captio
               </td>
               <td>{d.operationId ? <Link href={`${base}/operations/${d.operationId}`}>{d.operationId.slice(0, 14)}…</Link> : <span className="muted">—</span>}</td>
               {redeliver ? (
-                <td>
-                  <RedeliverButton tenant={tenant} id={d.id} label={`${d.type} to ${d.subscription}`} />
-                </td>
+                <td>{d.subscriptionRemoved ? null : <RedeliverButton tenant={tenant} id={d.id} label={`${d.type} to ${d.subscription}`} />}</td>
               ) : null}
             </tr>
           ))}

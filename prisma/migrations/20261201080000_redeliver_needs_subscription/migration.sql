@@ -1,0 +1,31 @@
+-- A delivery of a removed subscription cannot be sent again (newcomer review, 2026-12-01).
+-- tollgate_redeliver is re-declared whole (from 20261130110000_outbox_event_mends); only the part
+-- marked [changed] differs from it.
+
+CREATE OR REPLACE FUNCTION tollgate_redeliver(p_tenant_id text, p_delivery_id text, p_actor text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  v_d event_delivery;
+BEGIN
+  -- The event first, share-locked: `tollgate prune` takes old events FOR UPDATE SKIP LOCKED, so
+  -- it passes over this one now, or (if it holds it already) deletes it before this goes on and
+  -- the delivery is gone below. Locked the other way round, prune's cascade could delete the
+  -- delivery this makes pending, or the two could deadlock.
+  PERFORM 1 FROM outbox_event e JOIN event_delivery d ON d.event_id = e.id
+  WHERE d.id = p_delivery_id AND d.tenant_id = p_tenant_id FOR SHARE OF e;
+  SELECT * INTO v_d FROM event_delivery WHERE id = p_delivery_id AND tenant_id = p_tenant_id FOR UPDATE;
+  IF NOT FOUND THEN RETURN jsonb_build_object('code', 'not-found'); END IF;
+  IF v_d.state = 'pending' THEN RETURN jsonb_build_object('code', 'invalid-state', 'state', v_d.state); END IF;
+  -- [changed] Nothing can reach a removed subscription: a redelivery reset the tries and died at
+  -- once (newcomer review). Share-locked, so a removal waits until this is done.
+  PERFORM 1 FROM event_subscription WHERE id = v_d.subscription_id AND disabled_at IS NULL FOR SHARE;
+  IF NOT FOUND THEN RETURN jsonb_build_object('code', 'subscription-removed', 'state', v_d.state); END IF;
+  UPDATE event_delivery SET state = 'pending', attempts = 0, window_started_at = NULL, next_attempt_at = now(),
+    dead_at = NULL, delivered_at = NULL
+  WHERE id = p_delivery_id;
+  PERFORM tollgate_enqueue_delivery(p_delivery_id, now());
+  INSERT INTO audit_event (tenant_id, actor, action, target_type, target_id, before, after, reason)
+  VALUES (p_tenant_id, p_actor, 'event_delivery.redelivered', 'event_delivery', p_delivery_id,
+    jsonb_build_object('state', v_d.state, 'attempts', v_d.attempts, 'eventId', v_d.event_id, 'lastStatus', v_d.last_status),
+    jsonb_build_object('state', 'pending', 'eventId', v_d.event_id), NULL);
+  RETURN jsonb_build_object('code', 'redelivered', 'previousState', v_d.state);
+END $$;
