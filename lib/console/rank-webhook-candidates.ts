@@ -7,7 +7,8 @@
 // shortly before the event arrived). Only operations still waiting for an outcome
 // (processing or unknown) are proposed, apart from the one the event names.
 
-export type CandidateOperation = { id: string; tool: string; state: string; principal: string; createdAt: Date; resourceId: string | null };
+// argsPreview: the start of the operation's arguments as JSON, for telling candidates apart.
+export type CandidateOperation = { id: string; tool: string; state: string; principal: string; createdAt: Date; resourceId: string | null; argsPreview?: string | null };
 
 export type InboxCandidate = {
   id: string;
@@ -16,6 +17,7 @@ export type InboxCandidate = {
   principal: string;
   createdAt: string;
   resourceId: string | null;
+  argsPreview: string | null;
   reasons: string[];
   // The event names this operation (its correlation value is the operation's id or downstream key).
   named: boolean;
@@ -90,5 +92,5 @@ export function rankCandidates(input: {
 }
 
 function view(op: CandidateOperation, reasons: string[], named: boolean): InboxCandidate {
-  return { id: op.id, tool: op.tool, state: op.state, principal: op.principal, createdAt: op.createdAt.toISOString(), resourceId: op.resourceId, reasons, named };
+  return { id: op.id, tool: op.tool, state: op.state, principal: op.principal, createdAt: op.createdAt.toISOString(), resourceId: op.resourceId, argsPreview: op.argsPreview ?? null, reasons, named };
 }

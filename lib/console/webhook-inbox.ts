@@ -100,7 +100,10 @@ type EventRow = {
   payload_pruned_at: Date | null;
 };
 
-type PoolRow = { id: string; tool: string; state: string; principal: string; created_at: Date; resource_id: string | null };
+type PoolRow = { id: string; tool: string; state: string; principal: string; created_at: Date; resource_id: string | null; args_preview: string | null };
+
+// How much of a candidate's arguments the inbox shows (cut in SQL: args may be 64 KiB each).
+const ARGS_PREVIEW_CHARS = 160;
 
 // How far before an event an operation may have started and still be a candidate.
 const WINDOW_DAYS = 7;
@@ -144,7 +147,7 @@ export async function listInbox(options: {
       WHERE e.tenant_id = ${tenantId} AND e.connection_id IN (${Prisma.join(connectionIds)}) AND e.status = 'matched'`,
     // Operations still waiting for an outcome around those times (the reconcile queue's partial index).
     db.$queryRaw<PoolRow[]>`
-      SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at,
+      SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, left(o.args::text, ${ARGS_PREVIEW_CHARS + 1}) AS args_preview,
         coalesce(o.result ->> 'resourceId', (SELECT a.provider ->> 'resourceId' FROM attempt a
           WHERE a.tenant_id = o.tenant_id AND a.operation_id = o.id AND a.provider ->> 'resourceId' IS NOT NULL
           ORDER BY a.number DESC LIMIT 1),
@@ -157,13 +160,22 @@ export async function listInbox(options: {
       ORDER BY o.created_at DESC LIMIT 500`,
     named.length
       ? db.$queryRaw<PoolRow[]>`
-          SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.result ->> 'resourceId' AS resource_id
+          SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.result ->> 'resourceId' AS resource_id,
+            left(o.args::text, ${ARGS_PREVIEW_CHARS + 1}) AS args_preview
           FROM operation o WHERE o.tenant_id = ${tenantId} AND o.id IN (${Prisma.join(named)})`
       : Promise.resolve([] as PoolRow[]),
   ]);
   const familiesOf = new Map<string, Set<string>>();
   for (const f of families) familiesOf.set(f.connection_id, (familiesOf.get(f.connection_id) ?? new Set()).add(f.family));
-  const toCandidate = (r: PoolRow): CandidateOperation => ({ id: r.id, tool: r.tool, state: r.state, principal: r.principal, createdAt: r.created_at, resourceId: r.resource_id });
+  const toCandidate = (r: PoolRow): CandidateOperation => ({
+    id: r.id,
+    tool: r.tool,
+    state: r.state,
+    principal: r.principal,
+    createdAt: r.created_at,
+    resourceId: r.resource_id,
+    argsPreview: r.args_preview === null ? null : r.args_preview.length > ARGS_PREVIEW_CHARS ? `${r.args_preview.slice(0, ARGS_PREVIEW_CHARS)}…` : r.args_preview,
+  });
   const candidatePool = pool.map(toCandidate);
   const namedById = new Map(namedOps.map((r) => [r.id, toCandidate(r)]));
 

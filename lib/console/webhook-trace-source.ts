@@ -19,6 +19,7 @@ type EventRow = {
   payloadPrunedAt: Date | null;
   receivedAt: Date;
   decidedBy: string | null;
+  decidedAt: Date | null;
   reason: string | null;
 };
 type EventAudit = { id: bigint; targetId: string; actor: string; action: string; reason: string | null; before: unknown; after: unknown; createdAt: Date };
@@ -33,7 +34,7 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       q.db.$queryRaw<EventRow[]>`
         SELECT e.id, c.name AS "connectionName", e.event_type AS "eventType", e.provider_event_id AS "providerEventId",
           e.status::text AS status, e.outcome, e.correlation_value AS "correlationValue", e.payload,
-          e.payload_pruned_at AS "payloadPrunedAt", e.received_at AS "receivedAt", e.decided_by AS "decidedBy", e.reason
+          e.payload_pruned_at AS "payloadPrunedAt", e.received_at AS "receivedAt", e.decided_by AS "decidedBy", e.decided_at AS "decidedAt", e.reason
         FROM webhook_event e JOIN webhook_connection c ON c.id = e.connection_id
         WHERE e.tenant_id = ${q.tenantId} AND e.operation_id = ${q.operationId}
         ORDER BY e.received_at, e.id`,
@@ -82,6 +83,9 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
           ...field("Side effects that may have happened", e.status === "contradicting" ? effects : null),
           ...field("Correlation value", e.correlationValue, "mono"),
           ...field("Decided by", decider),
+          // The entry stands at the event's arrival; an operator's match or ignore came later
+          // (the trace read as if it had been matched seconds after arriving; console review).
+          ...field(e.status === "ignored" ? "Ignored at" : "Matched at", e.decidedBy ? (e.decidedAt?.toISOString() ?? null) : null, "clock"),
           ...field("Reason", e.decidedBy ? e.reason : null),
           ...field("Payload pruned", e.payloadPrunedAt?.toISOString(), "clock"),
         ],

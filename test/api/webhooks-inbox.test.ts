@@ -116,6 +116,9 @@ describe("matching from the inbox", () => {
       { label: "Outcome chosen by the operator", value: "failed", format: undefined },
     ]);
     expect(entry?.audit.map((a) => a.action)).toContain("webhook_event.matched");
+    // The entry stands at the event's arrival; when the operator matched it is a field of its own.
+    const decided = (await event(eventId)).decidedAt!;
+    expect(entry?.fields).toContainEqual({ label: "Matched at", value: decided.toISOString(), format: "clock" });
     expect(trace!.timeline.find((e) => e.kind === "resolution")?.fields).toContainEqual({ label: "Via", value: "webhook", format: undefined });
   });
 
@@ -204,6 +207,8 @@ describe("candidates the inbox proposes", () => {
 
     expect(listed?.candidates[0]).toMatchObject({ id: target.operationId, resourceId: "T-4242" });
     expect(listed?.candidates[0]?.reasons).toContain("resource id T-4242 appears in the payload");
+    // What tells candidates of one tool apart: the start of their arguments (console review).
+    expect(listed?.candidates[0]?.argsPreview).toBe('{"title": "Printer on fire"}');
     expect(listed?.candidates.map((c) => c.id)).toContain(other.operationId);
     expect(listed?.candidates.map((c) => c.id)).not.toContain(foreign.operationId);
     expect(listed?.candidates.every((c) => ["unknown", "processing"].includes(c.state))).toBe(true);

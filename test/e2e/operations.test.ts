@@ -94,6 +94,18 @@ describe("operations table (viewer)", () => {
     expect(unknown).toHaveLength(mix.unknown.length);
     await expectRows(page, unknown, `Rows 1–${unknown.length} of ${unknown.length}`);
     expect(new Set(await shownStates(page))).toEqual(new Set(["unknown"]));
+    // The popover closes as a menu does (it stayed open over the table; console review): on
+    // Escape, with focus back on its summary, and on a click outside it.
+    const statesOpen = () => page.locator("details.ops-states").evaluate((d) => (d as HTMLDetailsElement).open);
+    expect(await statesOpen()).toBe(true);
+    await page.getByRole("checkbox", { name: "unknown", exact: true }).focus();
+    await page.keyboard.press("Escape");
+    await expect.poll(statesOpen).toBe(false);
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe("SUMMARY");
+    await page.getByLabel("State filter: unknown").click();
+    await expect.poll(statesOpen).toBe(true);
+    await page.getByRole("heading", { level: 1, name: "Operations" }).click();
+    await expect.poll(statesOpen).toBe(false);
 
     // Tool, on top of the state.
     await toolFilter(page).selectOption(TOOLS.tickets);
@@ -182,6 +194,23 @@ describe("operations table (viewer)", () => {
     await screenshot(page, "operations-find-by-key");
     await context.close();
   });
+  // Console review: an operator pastes the raw key into the search box first; it found nothing and
+  // said nothing.
+  it("a raw Idempotency-Key typed into the search box finds nothing, and one click searches its digest instead and drops it from the address", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await openOperations(context);
+    const target = mix.succeeded[1]!;
+
+    await page.getByRole("searchbox", { name: /Search/ }).fill(target.idem);
+    await page.getByText("No operations match these filters").waitFor({ timeout: 15_000 });
+    await page.getByRole("button", { name: "Look it up as an Idempotency-Key" }).click();
+
+    await expect.poll(() => param(page, "q"), { timeout: 10_000 }).toBe(sha256Hex(target.idem));
+    await expectRows(page, [target.operationId], "Rows 1–1 of 1");
+    expect(page.url()).not.toContain(encodeURIComponent(target.idem));
+    await context.close();
+  });
+
   it("the trace's workflow id leads to every operation of that workflow, and to none of another tenant's with the same id", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await openOperations(context);

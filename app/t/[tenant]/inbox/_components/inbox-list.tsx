@@ -121,6 +121,7 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
             <th scope="col">Tool</th>
             <th scope="col">State</th>
             <th scope="col">Started</th>
+            <th scope="col">Arguments</th>
             <th scope="col">Why it may be this one</th>
             {canMatch ? (
               <th scope="col">
@@ -145,6 +146,10 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
               </td>
               <td>
                 <TimeAgo at={c.createdAt} now={now} />
+              </td>
+              {/* What tells five candidates of one tool apart (console review): their arguments. */}
+              <td className="c-args" title={c.argsPreview ?? undefined}>
+                {c.argsPreview ? <code>{c.argsPreview}</code> : <span className="muted">—</span>}
               </td>
               <td style={{ whiteSpace: "normal", maxWidth: 520 }}>{c.reasons.join("; ")}</td>
               {canMatch ? (

@@ -20,6 +20,8 @@ const outcomes = [
 export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant: string; target: MatchTarget; actor: string; onClose: () => void; onDone: (d: Done) => void }) {
   const { event } = target;
   const [operationId, setOperationId] = useState(target.operationId);
+  // What the operator compares with the payload: the chosen candidate's arguments.
+  const candidate = event.candidates.find((c) => c.id === operationId.trim());
   const [outcome, setOutcome] = useState<"succeeded" | "failed" | "">(event.outcome ?? "");
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -56,6 +58,11 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
           Operation id
           <input value={operationId} onChange={(e) => setOperationId(e.target.value)} className="mono" placeholder="op_…" autoFocus={!target.operationId} />
         </label>
+        {candidate?.argsPreview ? (
+          <p className="small">
+            Its arguments: <code className="wrap-anywhere">{candidate.argsPreview}</code>
+          </p>
+        ) : null}
         <fieldset>
           <legend>{event.outcome ? `The connection maps ${event.eventType} to ${event.outcome}: confirm, or correct it` : "What happened? (its type maps to no outcome)"}</legend>
           {outcomes.map((o) => (

@@ -26,6 +26,29 @@ const picking = { history: "push" } as const;
 // back to the first page. Times are UTC, as everywhere else in the console.
 export function OperationFilters({ query, setQuery, tools, principals, busy }: Props) {
   const search = useRef<HTMLInputElement>(null);
+  const states = useRef<HTMLDetailsElement>(null);
+  // The State popover closes as a menu does: on Escape (focus back on its summary) and on a click
+  // outside it. A <details> alone stays open over the table's columns (console review).
+  useEffect(() => {
+    const close = (refocus: boolean) => {
+      const details = states.current;
+      if (!details?.open) return;
+      details.open = false;
+      if (refocus) details.querySelector("summary")?.focus();
+    };
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === "Escape" && states.current?.contains(e.target as Node)) close(true);
+    };
+    const onPointer = (e: PointerEvent) => {
+      if (!states.current?.contains(e.target as Node)) close(false);
+    };
+    document.addEventListener("keydown", onKey);
+    document.addEventListener("pointerdown", onPointer);
+    return () => {
+      document.removeEventListener("keydown", onKey);
+      document.removeEventListener("pointerdown", onPointer);
+    };
+  }, []);
   // "/" focuses the search box, as in most consoles (not while typing in another field).
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -71,7 +94,7 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
           autoComplete="off"
         />
       </label>
-      <details className="ops-states">
+      <details className="ops-states" ref={states}>
         <summary aria-label={`State filter: ${query.state.length ? query.state.join(", ") : "any state"}`}>
           <span className="ops-states-label">State</span>
           <span className="ops-states-value">{query.state.length === 0 ? "Any" : query.state.length === 1 ? query.state[0]?.replace("_", " ") : `${query.state.length} states`}</span>

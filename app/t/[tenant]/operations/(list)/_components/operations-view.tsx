@@ -17,7 +17,7 @@ import {
   type OperationSortColumn,
 } from "@/lib/console/operations-query";
 import { operationColumns, type OperationListItem } from "./operation-columns";
-import { KeyDigestFinder } from "./key-digest-finder";
+import { KeyDigestFinder, SearchAsKey } from "./key-digest-finder";
 import { OperationFilters } from "./operation-filters";
 import { SavedViews, type SavedViewItem } from "./saved-views";
 
@@ -67,6 +67,9 @@ export function OperationsView(props: Props) {
   ) : filtered ? (
     <EmptyState title="No operations match these filters">
       Try a wider time range or fewer filters, or <Link href={base}>clear all filters</Link>.
+      {looksLikeRawKey(query.q) ? (
+        <SearchAsKey tenant={props.tenant} text={query.q.trim()} onDigest={(q) => void setQuery({ q, ...operationsPositionReset }, { history: "replace" })} />
+      ) : null}
     </EmptyState>
   ) : (
     <EmptyState title="No operations yet">
@@ -143,4 +146,10 @@ function roundEstimate(n: number): number {
   if (n < 100) return n;
   const magnitude = 10 ** (Math.floor(Math.log10(n)) - 1);
   return Math.round(n / magnitude) * magnitude;
+}
+
+// A search text that is not an id of ours nor a digest: it may be a raw Idempotency-Key.
+function looksLikeRawKey(q: string): boolean {
+  const text = q.trim();
+  return text !== "" && !/^(op|att|dk)_/.test(text) && !/^[0-9a-f]{8,64}$/i.test(text);
 }
