@@ -19,6 +19,9 @@ type DeliveryRow = {
 const ERROR_TEXT_BYTES = 4096;
 
 export type DeliveryResult = "delivered" | "retry" | "dead" | "skipped";
+// What a failed try was told (an HTTP status, or why nothing was sent), for the worker's log line:
+// the console shows it on the delivery, but a terminal showed only "delivery retry" (newcomer review).
+export type DeliveryOutcome = { result: DeliveryResult; status?: number | null; error?: string | null };
 
 // One try of one delivery (the worker's "deliver-event" job): POST the event to the
 // subscription's URL, signed with Standard Webhooks. The webhook-id is the outbox event's id, so
@@ -33,7 +36,7 @@ export async function deliverEvent(options: {
   settings: DeliverySettings;
   serverSecret: string;
   fetch: GuardedFetch;
-}): Promise<DeliveryResult> {
+}): Promise<DeliveryOutcome> {
   const { db, deliveryId, settings } = options;
   const rows = await db.$queryRaw<DeliveryRow[]>`
     SELECT d.state::text AS state, e.id AS "eventId", e.type, e.payload, e.created_at AS "createdAt", s.url,
@@ -42,12 +45,12 @@ export async function deliverEvent(options: {
     WHERE d.id = ${deliveryId}`;
   const row = rows[0];
   // Delivered (a duplicate job after a crash), dead, or pruned: nothing to do.
-  if (!row || row.state !== "pending") return "skipped";
+  if (!row || row.state !== "pending") return { result: "skipped" };
   if (row.disabledAt) {
     await db.$executeRaw`
       UPDATE event_delivery SET state = 'dead', dead_at = now(), next_attempt_at = NULL, last_error = 'the subscription was removed'
       WHERE id = ${deliveryId} AND state = 'pending'`;
-    return "dead";
+    return { result: "dead", error: "the subscription was removed" };
   }
 
   const body = eventBody(row);
@@ -60,13 +63,13 @@ export async function deliverEvent(options: {
       UPDATE event_delivery SET state = 'delivered', attempts = attempts + 1, last_attempt_at = now(), last_status = ${outcome.status},
         last_error = NULL, delivered_at = now(), next_attempt_at = NULL, window_started_at = coalesce(window_started_at, now())
       WHERE id = ${deliveryId} AND state = 'pending'`;
-    return "delivered";
+    return { result: "delivered", status: outcome.status };
   }
   const failed = await db.$queryRaw<{ r: { code: string } }[]>`
     SELECT tollgate_delivery_failed(${deliveryId}, ${outcome.status}::int, ${outcome.error}, ${Math.round(settings.baseMs)}::int,
       ${Math.round(settings.capMs)}::int, ${Math.round(settings.windowSeconds)}::int) AS r`;
   const code = failed[0]?.r.code;
-  return code === "dead" ? "dead" : code === "retry" ? "retry" : "skipped";
+  return { result: code === "dead" ? "dead" : code === "retry" ? "retry" : "skipped", status: outcome.status, error: outcome.error };
 }
 
 // The Standard Webhooks envelope; `timestamp` is when the event happened, the same on every try.

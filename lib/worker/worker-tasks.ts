@@ -55,8 +55,8 @@ export function workerTasks(options: {
     "deliver-event": async (payload) => {
       const deliveryId = (payload as { deliveryId?: unknown } | null)?.deliveryId;
       if (typeof deliveryId !== "string") return;
-      const result = await deliverEvent({ db, deliveryId, settings: settings.delivery, serverSecret: options.serverSecret, fetch });
-      if (result !== "delivered" && result !== "skipped") log("warn", `delivery ${result}`, { deliveryId });
+      const { result, status, error } = await deliverEvent({ db, deliveryId, settings: settings.delivery, serverSecret: options.serverSecret, fetch });
+      if (result !== "delivered" && result !== "skipped") log("warn", `delivery ${result}`, { deliveryId, status: status ?? null, error: error ?? null });
     },
     "reap-leases": periodic("reap-leases", async () => {
       const unknown = await reapExpiredLeases({ db, graceSeconds: settings.leaseGraceSeconds });

@@ -98,6 +98,18 @@ describe("tollgate CLI: tenant and API keys", () => {
     expect(listed.stdout.split("\n").find((l) => l.startsWith(keyId))).toMatch(/revoked/);
   });
 
+  // Newcomer review: `worker --help` was "Unknown option '--help'".
+  it("<command> --help prints that command's usage and exits 0, touching nothing", async () => {
+    const worker = await cli("worker", "--help");
+    expect(worker.code).toBe(0);
+    expect(worker.stdout).toMatch(/^Usage: npm run tollgate -- worker/);
+    expect(worker.stdout).toContain("--tick-seconds");
+    expect(worker.stdout).not.toContain("api-key create");
+    const apiKey = await cli("api-key", "-h");
+    expect(apiKey.code).toBe(0);
+    expect(apiKey.stdout).toContain("api-key revoke <id>");
+  });
+
   it("migrate on a migrated database applies nothing and says it is up to date", async () => {
     const before = await app.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM _prisma_migrations`;
 

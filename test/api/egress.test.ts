@@ -138,6 +138,9 @@ describe("the worker with the production default (public addresses only)", () =>
     expect(delivery.lastStatus).toBeNull();
     expect(delivery.lastError).toMatch(/^refused by the egress policy: 127\.0\.0\.1 is a private, loopback or reserved address/);
     expect(receiver.received()).toHaveLength(0);
+    // The worker's log line says why too, not only "delivery retry" (newcomer review).
+    const line = await waitFor("the worker's log line", async () => worker.logs.find((l) => l.includes(delivery.id) && l.includes('"delivery retry"')) ?? null);
+    expect(JSON.parse(line)).toMatchObject({ deliveryId: delivery.id, status: null, error: expect.stringMatching(/^refused by the egress policy: 127\.0\.0\.1/) });
   });
 
   it("refuses to probe a provider on 127.0.0.1: the probe is inconclusive and the operation stays unknown", async () => {

@@ -211,6 +211,20 @@ describe("operations table (viewer)", () => {
     await context.close();
   });
 
+  // Console review: about 35 Tab presses led to the first row.
+  it("the first Tab reaches 'Skip to content', which takes the keyboard past the sidebar to the page", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await openOperations(context);
+    await page.goto(page.url()); // a fresh load: focus starts at the top of the document
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe("content");
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.closest("aside") === null)).toBe(true);
+    await context.close();
+  });
+
   it("the trace's workflow id leads to every operation of that workflow, and to none of another tenant's with the same id", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await openOperations(context);

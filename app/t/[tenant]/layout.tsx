@@ -40,6 +40,10 @@ export default async function ConsoleLayout({ children, params }: { children: Re
   return (
     <NuqsAdapter>
       <div className="shell">
+        {/* First stop of the keyboard: past the tenant switcher and a dozen section links (console review). */}
+        <a className="skip-link" href="#content">
+          Skip to content
+        </a>
         <aside className="sidebar">
           <div className="brand">Tollgate</div>
           <TenantSwitcher current={tenant.slug} tenants={user.tenants} />
@@ -58,7 +62,9 @@ export default async function ConsoleLayout({ children, params }: { children: Re
             <SignOutButton />
           </div>
         </aside>
-        <main className="content">{children}</main>
+        <main className="content" id="content" tabIndex={-1}>
+          {children}
+        </main>
       </div>
     </NuqsAdapter>
   );

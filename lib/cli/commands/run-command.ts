@@ -7,6 +7,7 @@ export class CliError extends Error {}
 export const usage = `Usage: npm run tollgate -- <command>
 
   start                                   migrate, seed an empty database, build if needed, serve (npm start)
+  dev                                     the same with next dev (npm run dev)
   migrate                                 apply pending migrations
   tenant create <slug> [--name <name>]
   api-key create --tenant <slug> --principal <name> --role agent|approver|admin [--tools a,b]
@@ -14,9 +15,14 @@ export const usage = `Usage: npm run tollgate -- <command>
   api-key list --tenant <slug>
   user create --email <email> --role viewer|operator|approver|admin [--tenants a,b | --all-tenants] [--name <name>]
                                           console user; password from stdin, or generated and printed once
-  prune                                   delete terminal operations past their result retention
+  prune                                   delete terminal operations past their result retention, webhook payloads
+                                          past theirs, old outbox events, ended console sessions
   worker [--concurrency N]                run the background worker (npm run worker): outbox delivery, lease reaper,
-                                          probes, approval expiry, pruning; several may run at once
+                                          probes, approval expiry, pruning; several may run at once. For tests and
+                                          tuning: --tick-seconds, --abandoned-after-seconds, --recover-every-seconds,
+                                          --delivery-base-ms, --delivery-cap-ms, --delivery-window-seconds,
+                                          --delivery-timeout-ms, --probe-base-seconds, --probe-cap-seconds,
+                                          --poll-interval-ms
   migration create <name>                 write the next migration from schema.prisma (developers)
   mcp-gateway [--tool-prefix p] [--key-source argument|meta] [--call-timeout s] (-- <command> [args] | --upstream-url <url>)
                                           an MCP server (stdio) in front of an upstream MCP server (the one <command>
@@ -50,6 +56,12 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const load = commands[name];
   if (!load) throw new CliError(`unknown command "${name}"\n\n${usage}`);
+  // `<command> --help` (before a "--", after which the arguments are an upstream's, as for mcp-gateway).
+  const own = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (own.includes("--help") || own.includes("-h")) {
+    process.stdout.write(`${commandUsage(name)}\n`);
+    return 0;
+  }
   try {
     return await (await load())(rest);
   } catch (error) {
@@ -58,6 +70,19 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (error instanceof TypeError && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS")) throw new CliError(error.message);
     throw error;
   }
+}
+
+// The usage lines of one command (and their continuation lines), for `<command> --help`.
+export function commandUsage(name: string): string {
+  const lines = usage.split("\n");
+  const out: string[] = [];
+  let inside = false;
+  for (const line of lines) {
+    if (/^  \S/.test(line)) inside = line.slice(2).split(" ")[0] === name;
+    else if (!/^ {3,}\S/.test(line)) inside = false;
+    if (inside) out.push(line);
+  }
+  return `Usage: npm run tollgate -- ${name} …\n\n${out.join("\n")}`;
 }
 
 // parseArgs with strict checking; unknown flags and stray positionals become CliErrors.
