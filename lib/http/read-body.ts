@@ -3,8 +3,14 @@ import { ProblemError } from "@/lib/http/problem";
 export const KiB = 1024;
 export const MiB = 1024 * KiB;
 
-// JSON bodies only (application/json or application/*+json); anything else is 415.
+// JSON bodies only (application/json or application/*+json), and not compressed: anything else
+// is 415 (RFC 9110 §15.5.16). A gzip body was read as text and refused as "not valid UTF-8", a
+// 400 that pointed at the wrong thing (API review).
 export function assertJsonMediaType(req: Request): void {
+  const encoding = req.headers.get("content-encoding");
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity" && encoding.trim() !== "") {
+    throw new ProblemError("unsupported-media-type", `Content-Encoding "${encoding.slice(0, 40)}" is not accepted: send the JSON body uncompressed.`);
+  }
   const mediaType = (req.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
   if (mediaType !== "application/json" && !/^application\/[a-z0-9.+-]*\+json$/.test(mediaType)) {
     throw new ProblemError("unsupported-media-type", `Expected application/json, got "${mediaType || "nothing"}".`);

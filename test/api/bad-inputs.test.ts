@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { revokeApiKey } from "@/lib/api-keys/revoke-api-key";
@@ -15,7 +16,7 @@ type BadRequest = {
   path: string;
   key?: (k: Keys) => string;
   body?: unknown;
-  rawBody?: string;
+  rawBody?: string | Uint8Array;
   headers?: Record<string, string>;
   idempotencyKey?: string;
   expected: { status: number; code: string; errorPath?: string; errorMessage?: RegExp };
@@ -143,6 +144,16 @@ const cases: BadRequest[] = [
   { name: "empty JSON body (claim)", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-empty", rawBody: "", headers: { "content-type": "application/json" }, expected: { status: 400, code: "invalid-json" } },
   { name: "text/plain body (claim)", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-text", rawBody: JSON.stringify(validClaim), headers: { "content-type": "text/plain" }, expected: { status: 415, code: "unsupported-media-type" } },
   { name: "text/plain body (tool PUT)", method: "PUT", path: "/api/v1/tools/x", key: (k) => k.a.admin, rawBody: "{}", headers: { "content-type": "text/plain" }, expected: { status: 415, code: "unsupported-media-type" } },
+  {
+    name: "a gzip-encoded JSON body (claim)",
+    method: "POST",
+    path: claimPath,
+    key: (k) => k.a.agent,
+    idempotencyKey: "k-gzip",
+    rawBody: gzipSync(JSON.stringify(validClaim)),
+    headers: { "content-type": "application/json", "content-encoding": "gzip" },
+    expected: { status: 415, code: "unsupported-media-type" },
+  },
   { name: "no content type at all (claim)", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-noct", rawBody: JSON.stringify(validClaim), expected: { status: 415, code: "unsupported-media-type" } },
   { name: "claim body over 64 KiB", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-big", body: { tool: TOOL, args: { pad: "x".repeat(64 * KiB) } }, expected: { status: 413, code: "payload-too-large" } },
   { name: "tool PUT body over 64 KiB", ...toolPut("x", { description: "x".repeat(64 * KiB) }), expected: { status: 413, code: "payload-too-large" } },

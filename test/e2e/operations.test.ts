@@ -278,6 +278,13 @@ describe("operation trace (viewer)", () => {
     expect(titles).toEqual(expect.arrayContaining(["Attempt 1 failed (retryable)", "Attempt 2 succeeded"]));
     expect(titles.indexOf("Attempt 1 failed (retryable)")).toBeLessThan(titles.indexOf("Attempt 2 succeeded"));
     expect(await timeline.textContent()).toContain("rate_limited");
+    // The provider's resource id is among the header facts (it was only inside an attempt's entry).
+    const stored = await app.db.operation.findUniqueOrThrow({ where: { id: target.operationId } });
+    const resourceId = (stored.result as { resourceId?: string } | null)?.resourceId;
+    expect(resourceId).toBeTruthy();
+    const facts = page.getByRole("definition").filter({ has: page.locator("code", { hasText: resourceId! }) });
+    expect(await page.locator('dl[aria-label="Operation details"] div', { hasText: "Resource id" }).locator("dd").textContent()).toBe(resourceId);
+    expect(await facts.count()).toBeGreaterThan(0);
 
     // The arguments: pretty-printed JSON in a <details> that starts open and folds.
     const args = page.locator("details.json", { has: page.locator("summary", { hasText: /^Arguments/ }) });

@@ -19,6 +19,8 @@ export function OperationFacts({ op, now, base }: { op: TraceOperation; now: num
     ["Not before", op.state === "pending" ? when(op.notBefore) : null],
     ["Result kept until", when(op.resultExpiresAt)],
     ["Key digest", <code key="k" title="SHA-256 of the Idempotency-Key (first 16 hex characters)">{op.keyDigest}…</code>],
+    // What the provider calls the thing it made: the first fact an operator checks there (console review).
+    ["Resource id", resourceIdOf(op.result) ? <code key="r">{resourceIdOf(op.result)}</code> : null],
     ["Downstream key", <code key="d" title="Passed to providers so they can dedupe">{op.downstreamKey}</code>, "wide"],
     ["Fencing token", op.fencingToken ? <code key="f">{op.fencingToken}</code> : null],
     [
@@ -56,4 +58,9 @@ function Stamp({ at, now }: { at: string; now: number }) {
       <TimeAgo at={at} now={now} />
     </span>
   );
+}
+
+function resourceIdOf(result: unknown): string | null {
+  const id = (result as { resourceId?: unknown } | null)?.resourceId;
+  return typeof id === "string" && id !== "" ? id : null;
 }
