@@ -45,11 +45,15 @@ const statusText: Record<string, string> = {
   "422": "Idempotency-Key reused with different arguments",
   "429": "Retry backoff not over (retry-backoff)",
 };
+// Response headers the contract names (API review: the document listed none of them).
+const header = (description: string, schema: object = { type: "string" }, required = true) => ({ description, required, schema });
+const retryAfter = (required = true) => header("Seconds after which a retry may succeed (whole seconds, at least 1)", { type: "string", pattern: "^[1-9][0-9]*$" }, required);
+const withHeaders = (response: object, headers: Record<string, object>) => ({ ...response, headers });
 const idParam = (name: string) => ({ name, in: "path", required: true, schema: { type: "string" } });
 const security = [{ bearer: [] }];
 
 export function buildOpenApi(): Record<string, unknown> {
-  return {
+  return withEveryRoutesHeaders({
     openapi: "3.1.0",
     info: { title: "Tollgate", version: "1.0.0", description: "Claim, lease, fence, complete, replay: AI-agent tool calls that are safe to retry." },
     servers: [{ url: "/" }],
@@ -88,10 +92,18 @@ export function buildOpenApi(): Record<string, unknown> {
           parameters: [{ name: "Idempotency-Key", in: "header", required: true, schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" } }],
           requestBody: { required: true, ...json(input(claimRequestSchema)) },
           responses: {
-            "200": { description: "Stored result replayed (Idempotent-Replayed: true)", ...json({ $ref: "#/components/schemas/Replay" }) },
-            "201": { description: "New attempt granted with a lease", ...json({ $ref: "#/components/schemas/ClaimCreated" }) },
-            "202": { description: "Awaiting a person's approval", ...json({ $ref: "#/components/schemas/ClaimAwaitingApproval" }) },
-            ...errors("400", "401", "403", "404", "409", "413", "415", "422", "429"),
+            "200": withHeaders(
+              { description: "Stored result replayed (Idempotent-Replayed: true)", ...json({ $ref: "#/components/schemas/Replay" }) },
+              { "Idempotent-Replayed": header("Always true on a replay", { const: "true" }) },
+            ),
+            "201": withHeaders(
+              { description: "New attempt granted with a lease", ...json({ $ref: "#/components/schemas/ClaimCreated" }) },
+              { Location: header("The operation: /api/v1/operations/{operationId}", { type: "string", pattern: "^/api/v1/operations/" }) },
+            ),
+            "202": withHeaders({ description: "Awaiting a person's approval", ...json({ $ref: "#/components/schemas/ClaimAwaitingApproval" }) }, { "Retry-After": retryAfter() }),
+            ...errors("400", "401", "403", "404", "413", "415", "422"),
+            "409": withHeaders(problem(statusText["409"]!), { "Retry-After": retryAfter(false) }),
+            "429": withHeaders(problem(statusText["429"]!), { "Retry-After": retryAfter() }),
           },
         },
         get: {
@@ -114,7 +126,7 @@ export function buildOpenApi(): Record<string, unknown> {
           summary: "Extend the lease",
           security,
           requestBody: { required: true, ...json(input(heartbeatRequestSchema)) },
-          responses: { "200": { description: "New lease expiry", ...json(output(heartbeatResponseSchema)) }, ...errors("400", "401", "403", "404", "409", "415") },
+          responses: { "200": { description: "New lease expiry", ...json(output(heartbeatResponseSchema)) }, ...errors("400", "401", "403", "404", "409", "413", "415") },
         },
       },
       "/api/v1/operations/{id}/complete": {
@@ -132,7 +144,7 @@ export function buildOpenApi(): Record<string, unknown> {
           summary: "Operator: settle an unknown outcome",
           security,
           requestBody: { required: true, ...json(input(resolveRequestSchema)) },
-          responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404", "409", "415") },
+          responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404", "409", "413", "415") },
         },
       },
       "/api/v1/approvals": {
@@ -238,7 +250,23 @@ export function buildOpenApi(): Record<string, unknown> {
     },
     // What Tollgate POSTs to event subscriptions (OpenAPI 3.1 webhooks).
     webhooks: Object.fromEntries(eventTypes.map((type) => [type, outgoingEvent(type)])),
-  };
+  });
+}
+
+// What every route answers alike: a 401 names the scheme (WWW-Authenticate: Bearer). (A method a
+// route does not serve is a problem+json 405 with Allow, lib/http/method-not-allowed.ts; OpenAPI
+// describes only the methods a path has, so it is in the README, not here.)
+function withEveryRoutesHeaders(doc: { paths: Record<string, Record<string, unknown>> } & Record<string, unknown>) {
+  const methods = ["get", "put", "post", "delete", "patch"];
+  for (const item of Object.values(doc.paths)) {
+    for (const method of methods) {
+      const operation = item[method] as { responses?: Record<string, object> } | undefined;
+      if (!operation?.responses) continue;
+      const unauthorized = operation.responses["401"];
+      if (unauthorized) operation.responses["401"] = withHeaders(unauthorized, { "WWW-Authenticate": header('Bearer realm="tollgate"') });
+    }
+  }
+  return doc;
 }
 
 // Standard Webhooks: headers webhook-id (the event id, the same on every retry), webhook-timestamp,

@@ -40,7 +40,7 @@ const pointerPart = (s: string) => encodeURIComponent(s.replace(/~/g, "~0").repl
 function responseSpec(pathTemplate: string, method: string, status: number) {
   const response = doc.paths?.[pathTemplate]?.[method]?.responses?.[String(status)];
   if (!response) throw new Error(`${method.toUpperCase()} ${pathTemplate} does not document a ${status} response`);
-  return response as { content?: Record<string, { schema?: unknown }> };
+  return response as { content?: Record<string, { schema?: unknown }>; headers?: Record<string, { required?: boolean; schema?: { const?: string; pattern?: string } }> };
 }
 
 const validators = new Map<string, ValidateFunction>();
@@ -68,6 +68,14 @@ function expectDocumented(reply: Reply, pathTemplate: string, method: string, st
   expect(valid).toBe(true);
   if (status >= 400) {
     expect(doc.components.schemas.Problem.properties.code.enum).toContain(reply.body.code);
+  }
+  // Every header the document requires is on the real answer, with a value its schema allows.
+  for (const [name, spec2] of Object.entries(spec.headers ?? {})) {
+    const value = reply.headers.get(name);
+    if (!spec2.required && value === null) continue;
+    expect(value, `${method.toUpperCase()} ${pathTemplate} ${status}: header ${name}`).not.toBeNull();
+    if (spec2.schema?.const !== undefined) expect(value).toBe(spec2.schema.const);
+    if (spec2.schema?.pattern) expect(value).toMatch(new RegExp(spec2.schema.pattern));
   }
 }
 
