@@ -67,5 +67,8 @@ function meaning(r: { succeeded: boolean; earlier: string | null; takenOver: boo
 
 // An attempt's outcome as it reads in a sentence (as tollgate_outcome_words says it in SQL).
 export function outcomeWords(outcome: string): string {
-  return outcome === "retryable_failure" ? "failed (retryable)" : outcome.replace("_", " ");
+  if (outcome === "retryable_failure") return "failed (retryable)";
+  // Closed by a settle, the reaper or a takeover: what it reported is in the earlier audit event.
+  if (outcome === "lease_lost" || outcome === "taken_over") return "an earlier report";
+  return outcome.replace("_", " ");
 }

@@ -56,7 +56,9 @@ export function workerTasks(options: {
       const deliveryId = (payload as { deliveryId?: unknown } | null)?.deliveryId;
       if (typeof deliveryId !== "string") return;
       const { result, status, error } = await deliverEvent({ db, deliveryId, settings: settings.delivery, serverSecret: options.serverSecret, fetch });
-      if (result !== "delivered" && result !== "skipped") log("warn", `delivery ${result}`, { deliveryId, status: status ?? null, error: error ?? null });
+      // Why, in Tollgate's own words (refused by the egress policy, a timeout, DNS); a receiver's
+      // answer is named by its status only: its body is theirs, and may echo event data (code review).
+      if (result !== "delivered" && result !== "skipped") log("warn", `delivery ${result}`, { deliveryId, status: status ?? null, error: status ? null : (error ?? null) });
     },
     "reap-leases": periodic("reap-leases", async () => {
       const unknown = await reapExpiredLeases({ db, graceSeconds: settings.leaseGraceSeconds });

@@ -293,14 +293,6 @@ describe("complete: the lease holder reports the outcome", () => {
       title: "Late report refused: attempt 1 said succeeded after it had reported failed (retryable) and attempt 2 started",
     },
     {
-      name: "failed (retryable), then succeeded before any retry",
-      retryFirst: false,
-      first: { outcome: "failed", retryable: true, error: { code: "e503", message: "down" } },
-      second: { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } },
-      reason: "attempt 1 reported succeeded after it had reported failed (retryable); refused (lease-lost)",
-      title: "Late report refused: attempt 1 said succeeded after it had reported failed (retryable)",
-    },
-    {
       name: "unknown, then succeeded",
       retryFirst: false,
       first: { outcome: "unknown", error: { code: "timeout", message: "provider timed out" } },
@@ -329,6 +321,53 @@ describe("complete: the lease holder reports the outcome", () => {
     expect(trace?.timeline.filter((e) => e.kind === "late-report")).toMatchObject([
       { tone: "bad", title, fields: expect.arrayContaining([expect.objectContaining({ label: "What it means", value: expect.stringContaining("It first said") })]) },
     ]);
+  });
+
+  // Code review: before any retry started, "failed, retryable" then "succeeded" left the operation
+  // pending, and the next claim ran the tool again.
+  it("an attempt that said failed (retryable) and then succeeded, before any retry: 409 lease-lost, and the operation becomes unknown (no blind retry)", async () => {
+    const tool = await createTool({ maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    expect((await complete(op.operationId, { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "e503", message: "down" } })).status).toBe(200);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } });
+
+    expectProblem(res, 409, "lease-lost");
+    const stored = await operation(op.operationId);
+    expect(stored).toMatchObject({ state: "unknown", notBefore: null, attemptCount: 1, error: { code: "contradicting-reports" } });
+    expect((await attemptsOf(op.operationId)).map((a) => a.outcome)).toEqual(["retryable_failure"]);
+    const [audit] = (await auditOf(op.operationId)).filter((a) => a.action === "operation.unknown");
+    expect(audit).toMatchObject({ after: { reportedOutcome: "succeeded", earlierOutcome: "retryable_failure", result: { resourceId: "T-late" } } });
+    await waitUntil(op.operationId, "backoff over");
+    expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args }), 409, "outcome-unknown");
+    // The same report again changes nothing more.
+    expectProblem(await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } }), 409, "lease-lost");
+    expect((await auditOf(op.operationId)).filter((a) => a.action === "operation.unknown")).toHaveLength(1);
+  });
+
+  // Code review: after an operator settled an operation whose attempt had reported unknown, the
+  // attempt's real answer was taken as contradicting its own "unknown" and flagged, agreeing or not.
+  it.each([
+    { name: "agrees", second: { outcome: "succeeded" }, status: 200 },
+    { name: "contradicts", second: { outcome: "failed", error: { code: "x", message: "late" } }, status: 409 },
+  ])("an attempt that reported unknown, after an operator resolved it as succeeded, is judged against the resolution ($name)", async ({ second, status }) => {
+    const op = await claimNew(await createTool());
+    expect((await complete(op.operationId, { fencingToken: op.token, outcome: "unknown" })).status).toBe(200);
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, { key: acme.admin, body: { outcome: "succeeded", reason: "found it", resourceId: "T-9" } });
+    expect(resolved.status, resolved.text).toBe(200);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, ...second });
+
+    expect(res.status, res.text).toBe(status);
+    const stored = await operation(op.operationId);
+    expect(stored.state).toBe("succeeded");
+    if (status === 200) {
+      expect(stored.flaggedAt).toBeNull();
+      expect((await auditOf(op.operationId)).map((a) => a.action)).toContain("operation.complete_agreed");
+    } else {
+      expectProblem(res, 409, "already-resolved");
+      expect(stored.flagReason).toBe("attempt 1 reported failed after the operation was resolved succeeded");
+    }
   });
 
   it("an operator resolved first: a contradicting complete → 409 already-resolved and the conflict is recorded; an agreeing one → 200", async () => {

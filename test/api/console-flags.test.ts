@@ -107,6 +107,9 @@ describe("flagged operations in the console", () => {
     expectProblem(await clear(operator, id, { flaggedAt: new Date(flaggedAt!.getTime() - 1000).toISOString(), reason: "looks fine" }), 409, "invalid-state");
     expectProblem(await clear(operator, foreign, { flaggedAt: read, reason: "looks fine" }), 404, "operation-not-found");
 
+    // A NULL flag time (only the SQL can be handed one) never clears a flag unseen.
+    const [sql] = await app.db.$queryRaw<{ r: { code: string } }[]>`SELECT tollgate_clear_flag(${acme.tenantId}, ${id}, NULL, 'x', 'test') AS r`;
+    expect(sql?.r.code).toBe("flag-changed");
     expect((await operation(id)).flaggedAt).toEqual(flaggedAt);
     expect((await operation(foreign)).flaggedAt).not.toBeNull();
     expect(await auditCount()).toBe(audited);
