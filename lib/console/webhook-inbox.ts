@@ -100,9 +100,10 @@ type EventRow = {
   payload_pruned_at: Date | null;
 };
 
-type PoolRow = { id: string; tool: string; state: string; principal: string; created_at: Date; resource_id: string | null; args_preview: string | null };
+type PoolRow = { id: string; tool: string; state: string; principal: string; created_at: Date; resource_id: string | null };
 
-// How much of a candidate's arguments the inbox shows (cut in SQL: args may be 64 KiB each).
+// How much of a candidate's arguments the inbox shows. Read for the candidates shown only, after
+// ranking (args may be 64 KiB each; the pool holds up to 500 operations; code review).
 const ARGS_PREVIEW_CHARS = 160;
 
 // How far before an event an operation may have started and still be a candidate.
@@ -147,7 +148,7 @@ export async function listInbox(options: {
       WHERE e.tenant_id = ${tenantId} AND e.connection_id IN (${Prisma.join(connectionIds)}) AND e.status = 'matched'`,
     // Operations still waiting for an outcome around those times (the reconcile queue's partial index).
     db.$queryRaw<PoolRow[]>`
-      SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, left(o.args::text, ${ARGS_PREVIEW_CHARS + 1}) AS args_preview,
+      SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at,
         coalesce(o.result ->> 'resourceId', (SELECT a.provider ->> 'resourceId' FROM attempt a
           WHERE a.tenant_id = o.tenant_id AND a.operation_id = o.id AND a.provider ->> 'resourceId' IS NOT NULL
           ORDER BY a.number DESC LIMIT 1),
@@ -160,8 +161,7 @@ export async function listInbox(options: {
       ORDER BY o.created_at DESC LIMIT 500`,
     named.length
       ? db.$queryRaw<PoolRow[]>`
-          SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.result ->> 'resourceId' AS resource_id,
-            left(o.args::text, ${ARGS_PREVIEW_CHARS + 1}) AS args_preview
+          SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.result ->> 'resourceId' AS resource_id
           FROM operation o WHERE o.tenant_id = ${tenantId} AND o.id IN (${Prisma.join(named)})`
       : Promise.resolve([] as PoolRow[]),
   ]);
@@ -174,33 +174,43 @@ export async function listInbox(options: {
     principal: r.principal,
     createdAt: r.created_at,
     resourceId: r.resource_id,
-    argsPreview: r.args_preview === null ? null : r.args_preview.length > ARGS_PREVIEW_CHARS ? `${r.args_preview.slice(0, ARGS_PREVIEW_CHARS)}…` : r.args_preview,
   });
   const candidatePool = pool.map(toCandidate);
   const namedById = new Map(namedOps.map((r) => [r.id, toCandidate(r)]));
 
+  const events = page.map((e) => ({
+    id: e.id,
+    connectionName: e.connection_name,
+    eventType: e.event_type,
+    providerEventId: e.provider_event_id,
+    status: e.status,
+    outcome: e.outcome,
+    correlationValue: e.correlation_value,
+    operationId: e.operation_id,
+    operationState: e.operation_state,
+    receivedAt: e.received_at.toISOString(),
+    payload: e.payload,
+    payloadPrunedAt: e.payload_pruned_at?.toISOString() ?? null,
+    candidates: rankCandidates({
+      event: { receivedAt: e.received_at, eventType: e.event_type, connectionName: e.connection_name, payload: e.payload },
+      named: e.operation_id ? (namedById.get(e.operation_id) ?? null) : null,
+      families: familiesOf.get(e.connection_id) ?? new Set(),
+      pool: candidatePool,
+    }),
+  }));
+  const previews = await argsPreviews(db, tenantId, [...new Set(events.flatMap((e) => e.candidates.map((c) => c.id)))]);
+  for (const e of events) for (const c of e.candidates) c.argsPreview = previews.get(c.id) ?? null;
   return {
-    events: page.map((e) => ({
-      id: e.id,
-      connectionName: e.connection_name,
-      eventType: e.event_type,
-      providerEventId: e.provider_event_id,
-      status: e.status,
-      outcome: e.outcome,
-      correlationValue: e.correlation_value,
-      operationId: e.operation_id,
-      operationState: e.operation_state,
-      receivedAt: e.received_at.toISOString(),
-      payload: e.payload,
-      payloadPrunedAt: e.payload_pruned_at?.toISOString() ?? null,
-      candidates: rankCandidates({
-        event: { receivedAt: e.received_at, eventType: e.event_type, connectionName: e.connection_name, payload: e.payload },
-        named: e.operation_id ? (namedById.get(e.operation_id) ?? null) : null,
-        families: familiesOf.get(e.connection_id) ?? new Set(),
-        pool: candidatePool,
-      }),
-    })),
+    events,
     next,
     now: Date.now(),
   };
+}
+
+// The start of each shown candidate's arguments as JSON (cut in SQL), for telling them apart.
+async function argsPreviews(db: Db, tenantId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.$queryRaw<{ id: string; preview: string }[]>`
+    SELECT id, left(args::text, ${ARGS_PREVIEW_CHARS + 1}) AS preview FROM operation WHERE tenant_id = ${tenantId} AND id IN (${Prisma.join(ids)})`;
+  return new Map(rows.map((r) => [r.id, r.preview.length > ARGS_PREVIEW_CHARS ? `${r.preview.slice(0, ARGS_PREVIEW_CHARS)}…` : r.preview]));
 }

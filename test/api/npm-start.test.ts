@@ -50,8 +50,13 @@ async function npmStart(env: Record<string, string | undefined>): Promise<Starte
     if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  // The lines after the "up" line are written right after it.
-  await new Promise((r) => setTimeout(r, 300));
+  // The lines after the "up" line (credentials, or what to do next) end with one of these.
+  const settled = () => /For the README's examples|Try \(|Existing data kept|no tenant yet|TOLLGATE_DEMO must be/.test(output());
+  while (!settled() && child.exitCode === null) {
+    if (Date.now() > deadline) throw new Error(`npm start printed nothing after coming up:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await new Promise((r) => setTimeout(r, 100)); // the rest of that block, written in one go
   return { child, output, exited, baseUrl: `http://127.0.0.1:${port}` };
 }
 

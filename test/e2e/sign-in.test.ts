@@ -56,10 +56,8 @@ describe("console sign-in", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL((url) => url.pathname === "/t/acme/audit", { timeout: 20_000 });
     expect(new URL(page.url()).search).toBe("?action=user.");
-    // A header of that name from the client is overwritten, never followed.
-    const forged = await context.request.get(`${app.baseUrl}/t/acme`, { headers: { "x-tollgate-console-path": "//evil.example/" }, maxRedirects: 0 });
-    expect(forged.status()).toBe(200); // signed in now: the page itself
     await context.close();
+    // A header of that name from the client is overwritten, never followed.
     const fresh = await browser.newContext();
     const res = await fresh.request.get(`${app.baseUrl}/t/acme`, { headers: { "x-tollgate-console-path": "//evil.example/" }, maxRedirects: 0 });
     expect(res.status()).toBe(307);
