@@ -466,10 +466,22 @@ describe("what else names an operation", () => {
       title: "Webhook ticket.rejected from tickets says failed, but side effects may have happened (flagged, not applied)",
       fields: expect.arrayContaining([expect.objectContaining({ label: "Side effects that may have happened", value: "create-ticket: sent" })]),
     });
-    // An operator who checked may still settle it as failed from the inbox.
-    const matched = await app.db.$queryRaw<{ r: { code: string; op: { state: string } } }[]>`
-      SELECT tollgate_webhook_match(${acme.tenantId}, ${res.body.eventId}, ${op.operationId}, 'failed', 'checked: the ticket system has nothing', 'user:ops@example.test') AS r`;
-    expect(matched[0]?.r).toMatchObject({ code: "matched", op: { state: "failed" } });
+    // An operator who checked may still settle it as failed: matching the event from the inbox,
+    // or resolving the operation. Either decision answers the flag (it needed a second clear).
+    if (unknownFirst) {
+      const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, {
+        key: acme.admin,
+        body: { outcome: "failed", reason: "checked: the ticket system has nothing" },
+      });
+      expect(resolved.status, resolved.text).toBe(200);
+      expect(await audits(op.operationId, "operation.resolved")).toMatchObject([{ before: { flagReason: stored.flagReason } }]);
+    } else {
+      const matched = await app.db.$queryRaw<{ r: { code: string; op: { state: string } } }[]>`
+        SELECT tollgate_webhook_match(${acme.tenantId}, ${res.body.eventId}, ${op.operationId}, 'failed', 'checked: the ticket system has nothing', 'user:ops@example.test') AS r`;
+      expect(matched[0]?.r).toMatchObject({ code: "matched", op: { state: "failed" } });
+      expect(await audits(res.body.eventId, "webhook_event.matched")).toMatchObject([{ after: { clearedFlag: stored.flagReason } }]);
+    }
+    expect(await operation(op.operationId)).toMatchObject({ state: "failed", flaggedAt: null, flagReason: null });
   });
 
   it("a failed event about an operation whose side effects all failed or never went out settles it as failed", async () => {
