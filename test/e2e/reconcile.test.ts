@@ -124,6 +124,13 @@ describe("reconcile queue (operator)", () => {
     await dialog.getByLabel("Reason (required)").fill(reason);
     await dialog.getByRole("button", { name: "Resolve", exact: true }).click();
     await notice(page).filter({ hasText: `Resolved ${target} as failed` }).waitFor({ timeout: 15_000 });
+    // Focus is on what happened, not dropped to the body with the row that left (console review).
+    const focused = () =>
+      page.evaluate(() => {
+        const active = document.activeElement;
+        return active && active !== document.body && active.tagName !== "MAIN" ? (active.textContent ?? "") : "(the page, not the summary)";
+      });
+    await expect.poll(focused, { timeout: 10_000 }).toContain(`Resolved ${target} as failed`);
     expect(await dialog.isVisible()).toBe(false);
     await expect.poll(() => shownQueue(page), { timeout: 15_000 }).not.toContain(target);
     await screenshot(page, "reconcile-after-single-resolve");

@@ -34,6 +34,14 @@ export function ReconcileTable({
   const toolsById = Object.fromEntries(rows.map((r) => [r.id, r.tool]));
   const [outcome, setOutcome] = useState<ResolveOutcome | null>(null);
   const selectAll = useRef<HTMLInputElement>(null);
+  const summaryBox = useRef<HTMLDivElement>(null);
+  // After a resolve the row (and the button that had focus) leaves the queue: focus goes to what
+  // happened, in view, not to the page's body far from it (console review).
+  useEffect(() => {
+    if (!outcome) return;
+    summaryBox.current?.focus();
+    summaryBox.current?.scrollIntoView({ block: "nearest" });
+  }, [outcome]);
   // Rows resolved and refreshed away no longer count as selected.
   const chosen = rows.filter((r) => selected.has(r.id)).map((r) => r.id);
   const all = rows.length > 0 && chosen.length === rows.length;
@@ -50,7 +58,11 @@ export function ReconcileTable({
       return next;
     });
 
-  const summary = outcome ? <ResolveSummary outcome={outcome} tenant={tenant} onDismiss={() => setOutcome(null)} /> : null;
+  const summary = outcome ? (
+    <div ref={summaryBox} tabIndex={-1} className="focus-target">
+      <ResolveSummary outcome={outcome} tenant={tenant} onDismiss={() => setOutcome(null)} />
+    </div>
+  ) : null;
   if (empty) {
     return (
       <div className="stack">
