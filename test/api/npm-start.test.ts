@@ -24,7 +24,15 @@ const children: ChildProcess[] = [];
 const databases: string[] = [];
 
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  // The whole process group: a test that failed half-way must not leave `next start` (a
+  // grandchild) serving on its own.
+  for (const child of children) {
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // the group is gone: everything stopped as it should
+    }
+  }
   await stopEmbeddedPostgres({ dataDir }); // only if a test failed half-way
   rmSync(localDir, { recursive: true, force: true });
   for (const name of databases) await dropDatabase(inject("serverUrl"), name);
@@ -38,7 +46,7 @@ async function npmStart(env: Record<string, string | undefined>): Promise<Starte
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, TOLLGATE_LOCAL_DIR: localDir, NEXT_DIST_DIR: inject("distDir"), PORT: String(port), ...env };
   for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "start"], { cwd: projectRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "start"], { cwd: projectRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
   children.push(child);
   const chunks: string[] = [];
   child.stdout?.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
