@@ -41,7 +41,18 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   say(database.embedded ? `Embedded PostgreSQL: ${redactDatabaseUrl(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redactDatabaseUrl(database.url)}`);
   let worker: { stop: () => Promise<void> } | undefined;
   let next: ChildProcess | undefined;
+  let stopping = false;
+  // Stopping the embedded PostgreSQL ends every connection still open with FATAL 57P01 ("terminating
+  // connection due to administrator command"). A pool that kept an idle client (graphile-worker's,
+  // Prisma's adapter) emits that as an 'error' nobody listens to, which crashed the process with
+  // code 1 instead of the signal's (seen once in CI). While stopping, that one error is expected.
+  process.on("uncaughtException", (error: Error & { code?: string }) => {
+    if (stopping && error.code === "57P01") return;
+    process.stderr.write(`${error.stack ?? String(error)}\n`);
+    process.exit(1);
+  });
   const stop = onceAsync(async () => {
+    stopping = true;
     // Next first (it may still be serving if it never became healthy), then the worker and the database under it.
     if (next && next.exitCode === null) next.kill("SIGTERM");
     await worker?.stop();
