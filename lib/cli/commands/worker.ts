@@ -34,9 +34,13 @@ export async function workerCommand(args: string[]): Promise<number> {
     await migrate({ databaseUrl: database.url, migrationsDir });
     await assertSameSecretKey(database.url, serverSecret());
     const worker = await startWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings, log: workerLog() });
+    // The handlers first, then the line that says so: a supervisor (or a test) that reads it and
+    // sends SIGTERM at once found none yet now and then, and Node's default ended the process on
+    // the spot, skipping the graceful stop (seen once in CI).
+    const signalled = untilSignal(worker);
     process.stdout.write(`Tollgate worker ${worker.poolId} is running (Ctrl-C or SIGTERM stops it gracefully).\n`);
     // A worker that stops on its own (its database connection died) exits non-zero, for the supervisor to restart it.
-    return (await untilSignal(worker)) ? 0 : 1;
+    return (await signalled) ? 0 : 1;
   } finally {
     await database.close();
   }
