@@ -7,8 +7,14 @@ import { parseAsText } from "@/lib/console/text-param";
 export const inboxStatuses = ["unmatched", "unmapped", "contradicting"] as const;
 export type InboxStatus = (typeof inboxStatuses)[number];
 
+// "handled" is not a reason an event waits but the inbox's history: the events a person decided
+// (matched here or ignored), newest decision first, so a mistaken ignore can still be found and
+// matched, and a shift can see what the last one did.
+export const inboxViews = [...inboxStatuses, "handled"] as const;
+export type InboxView = (typeof inboxViews)[number];
+
 export const inboxQueryParsers = {
-  status: parseAsStringLiteral(inboxStatuses),
+  status: parseAsStringLiteral(inboxViews),
   connection: parseAsText(100).withDefault(""),
   // Long enough for any provider event id (255) or correlation value: an exact search cut short finds nothing.
   q: parseAsText(2000).withDefault(""),

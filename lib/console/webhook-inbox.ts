@@ -2,7 +2,7 @@ import { Prisma } from "@/lib/generated/prisma/client";
 import type { Db } from "@/lib/db";
 import { rankCandidates, type InboxCandidate, type CandidateOperation } from "@/lib/console/rank-webhook-candidates";
 import { isStorableText } from "@/lib/console/storable-text";
-import type { InboxStatus } from "@/lib/console/inbox-query";
+import type { InboxStatus, InboxView } from "@/lib/console/inbox-query";
 
 // The inbox: verified webhook events nobody could act on automatically — unmatched (no
 // operation of the tenant has the correlation value), unmapped (the event type maps to no
@@ -11,12 +11,17 @@ import type { InboxStatus } from "@/lib/console/inbox-query";
 
 export { inboxStatuses, type InboxStatus } from "@/lib/console/inbox-query";
 
+// Who decided a handled event, when, and why (the ignore's reason, or the match's note).
+export type InboxDecision = { by: string; at: string; reason: string | null };
+
 export type InboxEvent = {
   id: string;
   connectionName: string;
   eventType: string;
   providerEventId: string;
-  status: InboxStatus;
+  // "matched" and "ignored" only in the handled view.
+  status: InboxStatus | "matched" | "ignored";
+  decision: InboxDecision | null;
   outcome: "succeeded" | "failed" | null;
   correlationValue: string | null;
   operationId: string | null;
@@ -27,7 +32,8 @@ export type InboxEvent = {
   candidates: InboxCandidate[];
 };
 
-export type InboxCursor = { receivedAt: string; id: string };
+// The position after the last event shown: its received time, or in the handled view its decision's.
+export type InboxCursor = { at: string; id: string };
 
 const statusList = Prisma.sql`('unmatched', 'unmapped', 'contradicting')`;
 
@@ -36,13 +42,22 @@ const statusList = Prisma.sql`('unmatched', 'unmapped', 'contradicting')`;
 // correlation value or the event type (what a provider's dashboard, a ticket or an executor's
 // log gives them to look for). Exact matches keep the search on the inbox's own rows; the inbox
 // holds what nobody acted on, not the whole event history.
-export type InboxFilter = { status?: InboxStatus | null; connection?: string | null; q?: string | null };
+export type InboxFilter = { status?: InboxView | null; connection?: string | null; q?: string | null };
+
+const handled = (filter: InboxFilter | undefined) => filter?.status === "handled";
+
+// Which events a view holds: those waiting for a person, or (handled) those a person decided; an
+// event matched automatically was never the inbox's. Both ride an index: (tenant, status,
+// received_at), and a partial one on decisions (migration 20261201110000).
+function scopeSql(filter: InboxFilter | undefined): Prisma.Sql {
+  return handled(filter) ? Prisma.sql`e.decided_by IS NOT NULL` : Prisma.sql`e.status IN ${statusList}`;
+}
 
 // Null when the filter can match nothing: text PostgreSQL cannot hold (U+0000, a lone
 // surrogate) names no stored event, and sending it would fail the page.
 function filterSql(tenantId: string, filter: InboxFilter | undefined): Prisma.Sql | null {
   const parts: Prisma.Sql[] = [];
-  if (filter?.status) parts.push(Prisma.sql`AND e.status = ${filter.status}::webhook_event_status`);
+  if (filter?.status && !handled(filter)) parts.push(Prisma.sql`AND e.status = ${filter.status}::webhook_event_status`);
   if (filter?.connection) {
     if (!isStorableText(filter.connection)) return null;
     parts.push(Prisma.sql`AND e.connection_id IN (SELECT id FROM webhook_connection WHERE tenant_id = ${tenantId} AND name = ${filter.connection})`);
@@ -60,20 +75,23 @@ export async function countInbox(options: { db: Db; tenantId: string; cap?: numb
   if (!where) return 0;
   const limit = options.cap === undefined ? Prisma.empty : Prisma.sql`LIMIT ${options.cap}`;
   const rows = await options.db.$queryRaw<{ n: bigint }[]>`
-    SELECT count(*) AS n FROM (SELECT 1 FROM webhook_event e WHERE e.tenant_id = ${options.tenantId} AND e.status IN ${statusList} ${where} ${limit}) q`;
+    SELECT count(*) AS n FROM (SELECT 1 FROM webhook_event e WHERE e.tenant_id = ${options.tenantId} AND ${scopeSql(options.filter)} ${where} ${limit}) q`;
   return Number(rows[0]?.n ?? 0);
 }
 
-export type InboxFacets = { byStatus: Record<InboxStatus, number>; connections: { name: string; count: number }[] };
+export type InboxFacets = { byStatus: Record<InboxStatus, number>; handled: number; connections: { name: string; count: number }[] };
 
 // How many events wait for each reason and behind each connection (the whole inbox, whatever
-// the filter): the counts the filter's choices show.
+// the filter), and how many a person has decided: the counts the filter's choices show.
 export async function inboxFacets(options: { db: Db; tenantId: string }): Promise<InboxFacets> {
-  const rows = await options.db.$queryRaw<{ name: string; status: InboxStatus; n: bigint }[]>`
-    SELECT c.name, e.status::text AS status, count(*) AS n
-    FROM webhook_event e JOIN webhook_connection c ON c.id = e.connection_id
-    WHERE e.tenant_id = ${options.tenantId} AND e.status IN ${statusList}
-    GROUP BY c.name, e.status`;
+  const [rows, decided] = await Promise.all([
+    options.db.$queryRaw<{ name: string; status: InboxStatus; n: bigint }[]>`
+      SELECT c.name, e.status::text AS status, count(*) AS n
+      FROM webhook_event e JOIN webhook_connection c ON c.id = e.connection_id
+      WHERE e.tenant_id = ${options.tenantId} AND e.status IN ${statusList}
+      GROUP BY c.name, e.status`,
+    countInbox({ db: options.db, tenantId: options.tenantId, filter: { status: "handled" } }),
+  ]);
   const byStatus: Record<InboxStatus, number> = { unmatched: 0, unmapped: 0, contradicting: 0 };
   const byConnection = new Map<string, number>();
   for (const r of rows) {
@@ -81,7 +99,7 @@ export async function inboxFacets(options: { db: Db; tenantId: string }): Promis
     byConnection.set(r.name, (byConnection.get(r.name) ?? 0) + Number(r.n));
   }
   const connections = [...byConnection].map(([name, count]) => ({ name, count })).sort((a, b) => a.name.localeCompare(b.name));
-  return { byStatus, connections };
+  return { byStatus, handled: decided, connections };
 }
 
 type EventRow = {
@@ -90,12 +108,15 @@ type EventRow = {
   connection_name: string;
   event_type: string;
   provider_event_id: string;
-  status: InboxStatus;
+  status: InboxEvent["status"];
   outcome: "succeeded" | "failed" | null;
   correlation_value: string | null;
   operation_id: string | null;
   operation_state: string | null;
   received_at: Date;
+  decided_by: string | null;
+  decided_at: Date | null;
+  reason: string | null;
   payload: unknown;
   payload_pruned_at: Date | null;
 };
@@ -120,20 +141,25 @@ export async function listInbox(options: {
   const limit = Math.min(Math.max(options.limit ?? 50, 1), 200);
   const where = filterSql(tenantId, options.filter);
   if (!where) return { events: [], next: null, now: Date.now() };
-  const beforeAt = options.before?.receivedAt ?? "infinity";
+  const beforeAt = options.before?.at ?? "infinity";
   const beforeId = options.before?.id ?? "";
+  const byDecision = handled(options.filter);
+  // Set with decided_by by every decision (tollgate_webhook_match, tollgate_webhook_ignore).
+  const at = byDecision ? Prisma.sql`e.decided_at` : Prisma.sql`e.received_at`;
   const rows = await db.$queryRaw<EventRow[]>`
     SELECT e.id, e.connection_id, c.name AS connection_name, e.event_type, e.provider_event_id, e.status::text AS status, e.outcome,
-      e.correlation_value, e.operation_id, o.state::text AS operation_state, e.received_at, e.payload, e.payload_pruned_at
+      e.correlation_value, e.operation_id, o.state::text AS operation_state, e.received_at, e.payload, e.payload_pruned_at,
+      e.decided_by, e.decided_at, e.reason
     FROM webhook_event e
     JOIN webhook_connection c ON c.id = e.connection_id
     LEFT JOIN operation o ON o.id = e.operation_id AND o.tenant_id = e.tenant_id
-    WHERE e.tenant_id = ${tenantId} AND e.status IN ${statusList} ${where}
-      AND (e.received_at, e.id) < (${beforeAt}::timestamptz, ${options.before ? beforeId : "~"})
-    ORDER BY e.received_at DESC, e.id DESC LIMIT ${limit + 1}`;
+    WHERE e.tenant_id = ${tenantId} AND ${scopeSql(options.filter)} ${where}
+      AND (${at}, e.id) < (${beforeAt}::timestamptz, ${options.before ? beforeId : "~"})
+    ORDER BY ${at} DESC, e.id DESC LIMIT ${limit + 1}`;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  const next = rows.length > limit && last ? { receivedAt: last.received_at.toISOString(), id: last.id } : null;
+  const lastAt = byDecision ? last?.decided_at : last?.received_at;
+  const next = rows.length > limit && last && lastAt ? { at: lastAt.toISOString(), id: last.id } : null;
   if (page.length === 0) return { events: [], next, now: Date.now() };
 
   const connectionIds = [...new Set(page.map((e) => e.connection_id))];
@@ -191,7 +217,9 @@ export async function listInbox(options: {
     receivedAt: e.received_at.toISOString(),
     payload: e.payload,
     payloadPrunedAt: e.payload_pruned_at?.toISOString() ?? null,
-    candidates: rankCandidates({
+    decision: e.decided_by && e.decided_at ? { by: e.decided_by, at: e.decided_at.toISOString(), reason: e.reason } : null,
+    // A matched event is settled; an ignored one may still be matched (a mistaken ignore).
+    candidates: e.status === "matched" ? [] : rankCandidates({
       event: { receivedAt: e.received_at, eventType: e.event_type, connectionName: e.connection_name, payload: e.payload },
       named: e.operation_id ? (namedById.get(e.operation_id) ?? null) : null,
       families: familiesOf.get(e.connection_id) ?? new Set(),

@@ -174,6 +174,63 @@ describe("ignoring from the inbox", () => {
   });
 });
 
+describe("the handled view", () => {
+  it("lists what a person decided, latest decision first, with who and why; an ignored event can still be matched, an automatic match is never listed", async () => {
+    const op = await unknownOp();
+    const ignored = await inboxEvent("ticket.created", "handled-view-1");
+    const auto = await claimNew();
+    const automatic = await inboxEvent("ticket.created", auto.operationId);
+    expect((await event(automatic)).status).toBe("matched");
+    const before = await inboxFacets({ db: app.db, tenantId: acme.tenantId });
+
+    const ignoredRes = await as.operator.post(ignorePath(ignored), { reason: "looked like a staging event" });
+    expect(ignoredRes.status, ignoredRes.text).toBe(200);
+    const handledIds = async () => (await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 200, filter: { status: "handled" } })).events;
+    let handled = await handledIds();
+    expect(handled[0]).toMatchObject({ id: ignored, status: "ignored", decision: { by: `user:${as.operator.email}`, reason: "looked like a staging event" } });
+    // Still a candidate list: the operator may match it after all.
+    expect(handled[0]?.candidates.map((c) => c.id)).toContain(op.operationId);
+    expect(handled.map((e) => e.id)).not.toContain(automatic);
+    expect((await inboxFacets({ db: app.db, tenantId: acme.tenantId })).handled).toBe(before.handled + 1);
+    expect(await countInbox({ db: app.db, tenantId: acme.tenantId, filter: { status: "handled" } })).toBe(before.handled + 1);
+
+    // The ignore was a mistake: the event is the evidence for the unknown operation.
+    const res = await as.admin.post(matchPath(ignored), { operationId: op.operationId, outcome: "succeeded", reason: "the ticket exists after all" });
+    expect(res.status, res.text).toBe(200);
+    expect((await operation(op.operationId)).state).toBe("succeeded");
+    expect(await event(ignored)).toMatchObject({ status: "matched", operationId: op.operationId, decidedBy: `user:${as.admin.email}` });
+    const audit = await eventAudit(ignored);
+    expect(audit.map((a) => a.action)).toEqual(["webhook_event.ignored", "webhook_event.matched"]);
+    expect(audit[1]?.before).toMatchObject({ status: "ignored" });
+    handled = await handledIds();
+    expect(handled[0]).toMatchObject({ id: ignored, status: "matched", operationId: op.operationId, decision: { by: `user:${as.admin.email}` }, candidates: [] });
+    expect(handled.filter((e) => e.id === ignored)).toHaveLength(1);
+    // Decided once more is refused: a matched event stays matched.
+    expectProblem(await as.admin.post(ignorePath(ignored), { reason: "again" }), 409, "invalid-state");
+    expectProblem(await as.admin.post(matchPath(ignored), { operationId: op.operationId, outcome: "succeeded" }), 409, "invalid-state");
+  });
+
+  it("pages by decision time, and the page reads it from the URL", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = await inboxEvent("ticket.created", `handled-page-${i}`);
+      expect((await as.operator.post(ignorePath(id), { reason: `stray ${i}` })).status).toBe(200);
+      ids.push(id);
+    }
+    const first = await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 2, filter: { status: "handled" } });
+    expect(first.events.map((e) => e.id)).toEqual([ids[2], ids[1]]);
+    expect(first.next).toMatchObject({ id: ids[1] });
+    const second = await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 2, before: first.next, filter: { status: "handled" } });
+    expect(second.events[0]?.id).toBe(ids[0]);
+
+    const page = await as.operator.request("GET", `/t/acme/inbox?status=handled&q=${encodeURIComponent(ids[1]!)}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`Webhook event ${ids[1]}`);
+    expect(page.text).toContain("stray 1");
+    expect(page.text).not.toContain(`Webhook event ${ids[0]}`);
+  });
+});
+
 describe("who may", () => {
   it.each(["viewer", "approver"] as const)("the %s role is refused (403) on match and ignore, and nothing changes", async (role) => {
     const op = await unknownOp();

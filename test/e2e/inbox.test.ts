@@ -136,6 +136,20 @@ describe("the webhook inbox (operator)", () => {
     // The refresh that emptied the inbox has landed; the notice of what was done is still there.
     expect(await page.locator(".notice[role=status]").filter({ hasText: `Ignored ${strayEvent}` }).isVisible()).toBe(true);
     await screenshot(page, "inbox-empty");
+
+    // The handled view keeps what was decided, by whom and why; an ignored event can still be matched there.
+    await page.getByRole("group", { name: "Which events" }).getByRole("button", { name: /^Handled/ }).click();
+    await page.waitForURL((url) => url.searchParams.get("status") === "handled");
+    const handled = card(page, strayEvent);
+    await handled.getByText("Sent by the staging system to the production endpoint.").waitFor({ timeout: 15_000 });
+    expect(await handled.locator(".decision").textContent()).toMatch(new RegExp(`^Ignored by ${operator.email} .+ ago: `));
+    expect(await handled.getByRole("button", { name: "Match to an operation id…" }).count()).toBe(1);
+    expect(await handled.getByRole("button", { name: /^Ignore/ }).count()).toBe(0);
+    // The event matched earlier in the inbox is here too, linked to its operation, with nothing left to press.
+    const matched = card(page, unmatchedEvent);
+    await matched.getByRole("link", { name: unknownOp }).waitFor();
+    expect(await matched.getByRole("button", { name: /^(Match|Ignore)/ }).count()).toBe(0);
+    await screenshot(page, "inbox-handled");
     await context.close();
   });
 });
@@ -180,7 +194,7 @@ describe("filtering the inbox (operator)", () => {
     const context = await newContext();
     const page = await signIn(context, app.baseUrl, operator);
     await openInbox(page);
-    const reasons = page.getByRole("group", { name: "Why the events are here" });
+    const reasons = page.getByRole("group", { name: "Which events" });
     expect(await reasons.getByRole("button", { name: /^All/ }).textContent()).toBe(`All ${all}`);
     expect(await reasons.getByRole("button", { name: /^Unmatched/ }).textContent()).toBe(`Unmatched ${count("unmatched")}`);
     const cards = page.locator("article.inbox-event");

@@ -26,14 +26,15 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
   const filtered = hasInboxFilters(query);
   // A cursor that is not one of ours (an edited URL) starts from the newest rather than failing the page.
   const position = decodeTimeCursor(query.before);
-  const cursor = position && { receivedAt: position.at, id: position.id };
+  const cursor = position && { at: position.at, id: position.id };
+  const handled = query.status === "handled";
   const [page, facets, matching] = await Promise.all([
     listInbox({ db: db(), tenantId: tenant.id, limit: PAGE_SIZE, before: cursor, filter }),
     inboxFacets({ db: db(), tenantId: tenant.id }),
     filtered ? countInbox({ db: db(), tenantId: tenant.id, filter }) : null,
   ]);
   const total = facets.byStatus.unmatched + facets.byStatus.unmapped + facets.byStatus.contradicting;
-  const shown = matching ?? total;
+  const shown = matching ?? (handled ? facets.handled : total);
   const canMatch = can(user.role, "match-webhooks");
   const base = `/t/${tenant.slug}/inbox`;
   const link = (before: string | null) => `${base}${serializeInboxQuery({ ...query, before })}`;
@@ -43,13 +44,15 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
       <PageHeader
         title="Inbox"
         description={
-          total
+          handled
+            ? "Events a person decided, the latest decision first: matched to an operation here, or ignored with a reason. An ignored event can still be matched."
+            : total
             ? `${total.toLocaleString("en-US")} verified webhook event${total === 1 ? "" : "s"} Tollgate could not act on by itself, newest first: no operation matched, the event type maps to no outcome, or the event contradicts a settled outcome.`
             : "Verified webhook events Tollgate could not act on by itself wait here."
         }
       />
       {canMatch || empty ? null : <p className="muted small">Your role ({user.role}) can read the inbox; matching and ignoring need an operator or an admin.</p>}
-      {total > 0 ? <InboxFilters key={serializeInboxQuery({ ...query, before: null })} counts={{ all: total, ...facets }} /> : null}
+      {total > 0 || facets.handled > 0 ? <InboxFilters key={serializeInboxQuery({ ...query, before: null })} counts={{ all: total, ...facets }} /> : null}
       <InboxList
         events={page.events}
         tenant={tenant.slug}
@@ -57,7 +60,11 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
         actor={`user:${user.email}`}
         now={page.now}
         empty={
-          empty && filtered ? (
+          empty && handled && !query.q && !query.connection ? (
+            <EmptyState title="Nothing handled yet">
+              Events an operator matched to an operation or ignored are listed here, with who decided, when and why. <Link href={base}>Back to the inbox</Link>
+            </EmptyState>
+          ) : empty && filtered ? (
             <EmptyState title="No event in the inbox matches these filters">
               The search matches an event id, a provider event id, a correlation value or an event type exactly. <Link href={base}>Show the whole inbox</Link>
             </EmptyState>
@@ -73,12 +80,12 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
         <nav className="pager" aria-label="Inbox pages">
           <span>
             {cursor
-              ? `Events received before ${cursor.receivedAt.replace("T", " ").slice(0, 19)} UTC`
-              : `The newest ${page.events.length} of ${shown.toLocaleString("en-US")}${filtered ? " matching" : ""}`}
+              ? `Events ${handled ? "decided" : "received"} before ${cursor.at.replace("T", " ").slice(0, 19)} UTC`
+              : `The ${handled ? "latest" : "newest"} ${page.events.length} of ${shown.toLocaleString("en-US")}${filtered && (!handled || query.q || query.connection) ? " matching" : ""}`}
           </span>
           <span className="row">
             {cursor ? <Link href={link(null)}>Newest</Link> : null}
-            {page.next ? <Link href={link(encodeTimeCursor({ at: page.next.receivedAt, id: page.next.id }))}>Older →</Link> : null}
+            {page.next ? <Link href={link(encodeTimeCursor(page.next))}>Older →</Link> : null}
           </span>
         </nav>
       )}

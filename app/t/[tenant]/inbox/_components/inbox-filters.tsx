@@ -2,9 +2,9 @@
 
 import { useState, useTransition, type FormEvent } from "react";
 import { useQueryStates } from "nuqs";
-import { inboxQueryParsers, inboxStatuses, type InboxStatus } from "@/lib/console/inbox-query";
+import { inboxQueryParsers, inboxStatuses, type InboxStatus, type InboxView } from "@/lib/console/inbox-query";
 
-export type InboxCounts = { all: number; byStatus: Record<InboxStatus, number>; connections: { name: string; count: number }[] };
+export type InboxCounts = { all: number; byStatus: Record<InboxStatus, number>; handled: number; connections: { name: string; count: number }[] };
 
 const statusLabel: Record<InboxStatus, string> = { unmatched: "Unmatched", unmapped: "Unmapped", contradicting: "Contradicting" };
 
@@ -15,7 +15,7 @@ export function InboxFilters({ counts }: { counts: InboxCounts }) {
   const [query, setQuery] = useQueryStates(inboxQueryParsers, { shallow: false, history: "push" });
   const [pending, startTransition] = useTransition();
   const [q, setQ] = useState(query.q);
-  const apply = (patch: Partial<{ status: InboxStatus | null; connection: string; q: string }>) =>
+  const apply = (patch: Partial<{ status: InboxView | null; connection: string; q: string }>) =>
     startTransition(() => void setQuery({ ...patch, before: null }));
   const submit = (e: FormEvent) => {
     e.preventDefault();
@@ -26,7 +26,7 @@ export function InboxFilters({ counts }: { counts: InboxCounts }) {
 
   return (
     <div className="stack audit-filter-wrap">
-      <div className="row quick-filters" role="group" aria-label="Why the events are here">
+      <div className="row quick-filters" role="group" aria-label="Which events">
         <button type="button" className="chip" aria-pressed={query.status === null} onClick={() => apply({ status: null })}>
           All {counts.all.toLocaleString("en-US")}
         </button>
@@ -35,6 +35,11 @@ export function InboxFilters({ counts }: { counts: InboxCounts }) {
             {statusLabel[s]} {counts.byStatus[s].toLocaleString("en-US")}
           </button>
         ))}
+        {/* Not a reason to wait but the history: apart from the others, and not in "All". */}
+        <span className="chip-divider" aria-hidden="true" />
+        <button type="button" className="chip" aria-pressed={query.status === "handled"} onClick={() => apply({ status: query.status === "handled" ? null : "handled" })}>
+          Handled {counts.handled.toLocaleString("en-US")}
+        </button>
       </div>
       <form className="toolbar audit-filters" role="search" aria-label="Filter the inbox" aria-busy={pending || undefined} onSubmit={submit}>
         <label>

@@ -3,7 +3,7 @@
 import Link from "next/link";
 import { useState, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
-import type { InboxEvent } from "@/lib/console/webhook-inbox";
+import type { InboxDecision, InboxEvent } from "@/lib/console/webhook-inbox";
 import { JsonView } from "@/components/ui/json-view";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
@@ -14,6 +14,8 @@ const statusText: Record<InboxEvent["status"], { label: string; className: strin
   unmatched: { label: "unmatched", className: "badge warn", why: "No operation of this tenant has its correlation value." },
   unmapped: { label: "unmapped", className: "badge warn", why: "Its event type maps to no outcome in the connection: say what it means." },
   contradicting: { label: "contradicting", className: "badge danger", why: "It contradicts the outcome already recorded; the operation is flagged, not changed." },
+  matched: { label: "matched", className: "badge hint-ok", why: "A person matched it to an operation." },
+  ignored: { label: "ignored", className: "badge", why: "A person decided no operation needs it." },
 };
 
 export type Done = { kind: "matched"; eventId: string; operationId: string; state: string } | { kind: "ignored"; eventId: string };
@@ -61,18 +63,21 @@ export function InboxList({
                 from <strong>{e.connectionName}</strong> · received <TimeAgo at={e.receivedAt} now={now} />
               </span>
             </div>
-            {canMatch ? (
+            {canMatch && e.status !== "matched" ? (
               <div className="row">
                 <button type="button" onClick={() => setMatching({ event: e, operationId: "" })}>
                   Match to an operation id…
                 </button>
-                <button type="button" onClick={() => setIgnoring(e)} aria-label={`Ignore ${e.id}`}>
-                  Ignore…
-                </button>
+                {e.status === "ignored" ? null : (
+                  <button type="button" onClick={() => setIgnoring(e)} aria-label={`Ignore ${e.id}`}>
+                    Ignore…
+                  </button>
+                )}
               </div>
             ) : null}
           </div>
-          <p className="muted small">{statusText[e.status].why}</p>
+          {/* A decided event says who decided and why; one still waiting, why it waits. */}
+          {e.decision ? <DecisionLine status={e.status} decision={e.decision} now={now} /> : <p className="muted small">{statusText[e.status].why}</p>}
           <dl className="kv">
             <dt>Webhook event</dt>
             <dd className="mono">{e.id}</dd>
@@ -84,7 +89,7 @@ export function InboxList({
             <dd>{e.outcome ?? <span className="muted">none: its type is not in the connection&apos;s outcome map</span>}</dd>
             {e.operationId ? (
               <>
-                <dt>Names operation</dt>
+                <dt>{e.status === "matched" ? "Matched to" : "Names operation"}</dt>
                 <dd>
                   <Link href={`/t/${tenant}/operations/${e.operationId}`} className="mono">
                     {e.operationId}
@@ -99,7 +104,9 @@ export function InboxList({
           ) : (
             <JsonView label="Payload" value={e.payload} />
           )}
-          <Candidates event={e} tenant={tenant} canMatch={canMatch} now={now} onMatch={(operationId) => setMatching({ event: e, operationId })} />
+          {e.status === "matched" ? null : (
+            <Candidates event={e} tenant={tenant} canMatch={canMatch} now={now} onMatch={(operationId) => setMatching({ event: e, operationId })} />
+          )}
         </article>
       ))}
       {matching ? <MatchDialog tenant={tenant} target={matching} actor={actor} onClose={() => setMatching(null)} onDone={finish} /> : null}
@@ -167,6 +174,20 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
   );
 }
 
+// Who decided a handled event, when, and in their words why.
+function DecisionLine({ status, decision, now }: { status: InboxEvent["status"]; decision: InboxDecision; now: number }) {
+  return (
+    <p className="small decision">
+      {status === "ignored" ? "Ignored" : "Matched"} by <strong>{decision.by.replace(/^user:/, "")}</strong> <TimeAgo at={decision.at} now={now} />
+      {decision.reason ? (
+        <>
+          : <q className="wrap-anywhere">{decision.reason}</q>
+        </>
+      ) : null}
+    </p>
+  );
+}
+
 function DoneNotice({ done, tenant, onDismiss }: { done: Done; tenant: string; onDismiss: () => void }) {
   return (
     <div className="notice row" role="status" style={{ justifyContent: "space-between" }}>
@@ -180,7 +201,7 @@ function DoneNotice({ done, tenant, onDismiss }: { done: Done; tenant: string; o
         </span>
       ) : (
         <span>
-          Ignored <code>{done.eventId}</code>. The audit log keeps who and why.
+          Ignored <code>{done.eventId}</code>. It is listed under Handled, with who ignored it and why, and can still be matched there.
         </span>
       )}
       <button type="button" className="dismiss" onClick={onDismiss} aria-label="Dismiss">
