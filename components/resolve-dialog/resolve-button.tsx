@@ -3,11 +3,14 @@
 import { useState } from "react";
 import { useRouter } from "next/navigation";
 import { ResolveDialog } from "@/components/resolve-dialog/resolve-dialog";
+import { useActionNotice } from "@/components/ui/action-notice";
 
 const settled: Record<string, string> = { succeeded: "succeeded", failed: "failed", pending: "retry allowed (pending)" };
 
 // "Resolve…" for one operation: opens the dialog, then refreshes the page so the new state,
 // the resolution and its audit event show at once. Render it only for users who may resolve.
+// A resolved operation has no Resolve button: under an ActionNoticeProvider the page's notice
+// says what was done and takes focus; without one, a status line here does.
 export function ResolveButton({ tenant, operationId, actor, label = "Resolve…", className = "primary" }: {
   tenant: string;
   operationId: string;
@@ -18,6 +21,7 @@ export function ResolveButton({ tenant, operationId, actor, label = "Resolve…"
   const router = useRouter();
   const [open, setOpen] = useState(false);
   const [status, setStatus] = useState("");
+  const notify = useActionNotice();
   return (
     <>
       <button type="button" className={className} onClick={() => setOpen(true)} aria-haspopup="dialog">
@@ -33,7 +37,11 @@ export function ResolveButton({ tenant, operationId, actor, label = "Resolve…"
         actor={actor}
         onClose={() => setOpen(false)}
         onResolved={(outcome) => {
-          if (outcome.kind === "single") setStatus(`Resolved: ${settled[outcome.state] ?? outcome.state}.`);
+          if (outcome.kind === "single") {
+            const text = `Resolved: ${settled[outcome.state] ?? outcome.state}.`;
+            if (notify) notify(`${text} The timeline shows who resolved it and why.`);
+            else setStatus(text);
+          }
           router.refresh();
         }}
       />

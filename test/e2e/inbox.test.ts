@@ -92,6 +92,12 @@ describe("the webhook inbox (operator)", () => {
     const notice = page.locator(".notice[role=status]").filter({ hasText: `Matched ${unmatchedEvent}` });
     await notice.waitFor({ timeout: 15_000 });
     await expect.poll(() => card(page, unmatchedEvent).count(), { timeout: 15_000 }).toBe(0);
+    // The card and its button are gone: focus is on the notice of what was done, not the page's body.
+    const focused = await page.evaluate(() => {
+      const active = document.activeElement;
+      return active && active !== document.body && active.tagName !== "MAIN" ? (active.textContent ?? "") : "(the page, not the notice)";
+    });
+    expect(focused).toContain(`Matched ${unmatchedEvent} to ${unknownOp}`);
     const stored = await app.db.operation.findUniqueOrThrow({ where: { id: unknownOp } });
     expect(stored.state).toBe("succeeded");
     expect(stored.resolution).toMatchObject({ via: "webhook", by: `user:${operator.email}` });

@@ -66,6 +66,12 @@ const resolvedEvents = (id: string) => app.db.auditEvent.findMany({ where: { tar
 const queueTable = (page: Page) => page.locator("table.reconcile");
 const shownQueue = (page: Page) => queueTable(page).locator("tbody tr td a.mono").allTextContents();
 const notice = (page: Page) => page.locator(".notice[role=status]");
+// The focused element's text, or a marker when focus fell to the page itself.
+const focusedText = (page: Page) =>
+  page.evaluate(() => {
+    const active = document.activeElement;
+    return active && active !== document.body && active.tagName !== "MAIN" ? (active.textContent ?? "") : "(the page, not a notice)";
+  });
 
 async function openQueue(context: BrowserContext, login: ConsoleLogin): Promise<Page> {
   const page = await signIn(context, app.baseUrl, login);
@@ -125,12 +131,7 @@ describe("reconcile queue (operator)", () => {
     await dialog.getByRole("button", { name: "Resolve", exact: true }).click();
     await notice(page).filter({ hasText: `Resolved ${target} as failed` }).waitFor({ timeout: 15_000 });
     // Focus is on what happened, not dropped to the body with the row that left (console review).
-    const focused = () =>
-      page.evaluate(() => {
-        const active = document.activeElement;
-        return active && active !== document.body && active.tagName !== "MAIN" ? (active.textContent ?? "") : "(the page, not the summary)";
-      });
-    await expect.poll(focused, { timeout: 10_000 }).toContain(`Resolved ${target} as failed`);
+    await expect.poll(() => focusedText(page), { timeout: 10_000 }).toContain(`Resolved ${target} as failed`);
     expect(await dialog.isVisible()).toBe(false);
     await expect.poll(() => shownQueue(page), { timeout: 15_000 }).not.toContain(target);
     await screenshot(page, "reconcile-after-single-resolve");
@@ -376,9 +377,35 @@ describe("flagged operations (operator)", () => {
 
     await page.getByText("Flag cleared", { exact: true }).waitFor({ timeout: 15_000 });
     expect(await page.getByRole("button", { name: "Clear flag…" }).count()).toBe(0);
+    // The button and the flag's notice left with the refresh; what was done is said, and has focus.
+    await expect.poll(() => focusedText(page), { timeout: 10_000 }).toContain("Flag cleared. The timeline shows it with your reason");
     const stored = await operation(op.operationId);
     expect(stored).toMatchObject({ state: "succeeded", flaggedAt: null });
     await screenshot(page, "trace-flag-cleared");
+    await context.close();
+  });
+});
+
+// Console review: resolving on the trace removed the Resolve button that had focus, and the
+// status line beside it went with the refresh; focus fell to the page's body, unannounced.
+describe("resolving on the trace (operator)", () => {
+  it("says what was done in a notice that keeps focus after the button is gone", async () => {
+    const op = await claimNew(world, TOOLS.payments);
+    await reportUnknown(world, op);
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, operator);
+    await page.goto(`${app.baseUrl}/t/acme/operations/${op.operationId}`);
+    await page.getByRole("button", { name: "Resolve…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Resolve operation" });
+    await dialog.getByRole("radio", { name: /^Succeeded/ }).check();
+    await dialog.getByLabel("Reason (required)").fill("The charge is in the provider's dashboard.");
+    await dialog.getByRole("button", { name: "Resolve", exact: true }).click();
+
+    await page.getByRole("list", { name: "Operation timeline" }).locator("li").filter({ hasText: "Resolved: succeeded" }).waitFor({ timeout: 15_000 });
+    expect(await page.getByRole("button", { name: "Resolve…" }).count()).toBe(0);
+    await expect.poll(() => focusedText(page), { timeout: 10_000 }).toContain("Resolved: succeeded. The timeline shows who resolved it and why.");
+    expect((await operation(op.operationId)).state).toBe("succeeded");
+    await screenshot(page, "trace-after-resolve-notice");
     await context.close();
   });
 });

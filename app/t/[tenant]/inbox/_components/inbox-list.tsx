@@ -7,6 +7,7 @@ import type { InboxDecision, InboxEvent } from "@/lib/console/webhook-inbox";
 import { JsonView } from "@/components/ui/json-view";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
+import { FocusedNotice } from "@/components/ui/action-notice";
 import { MatchDialog, type MatchTarget } from "./match-dialog";
 import { IgnoreDialog } from "./ignore-dialog";
 
@@ -188,25 +189,24 @@ function DecisionLine({ status, decision, now }: { status: InboxEvent["status"];
   );
 }
 
+// What the last match or ignore did. The card (and the button that had focus) leaves the list
+// with the refresh, so focus goes to this notice instead of the page's body.
 function DoneNotice({ done, tenant, onDismiss }: { done: Done; tenant: string; onDismiss: () => void }) {
   return (
-    <div className="notice row" role="status" style={{ justifyContent: "space-between" }}>
+    <FocusedNotice key={`${done.kind}:${done.eventId}`} onDismiss={onDismiss}>
       {done.kind === "matched" ? (
-        <span>
+        <>
           Matched <code>{done.eventId}</code> to{" "}
           <Link href={`/t/${tenant}/operations/${done.operationId}`} className="mono">
             {done.operationId}
           </Link>
           , now <strong>{done.state}</strong>. Its trace shows the event and who matched it.
-        </span>
+        </>
       ) : (
-        <span>
+        <>
           Ignored <code>{done.eventId}</code>. It is listed under Handled, with who ignored it and why, and can still be matched there.
-        </span>
+        </>
       )}
-      <button type="button" className="dismiss" onClick={onDismiss} aria-label="Dismiss">
-        ×
-      </button>
-    </div>
+    </FocusedNotice>
   );
 }

@@ -9,6 +9,7 @@ import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { Timeline } from "@/components/timeline/timeline";
 import { ResolveButton } from "@/components/resolve-dialog/resolve-button";
+import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
 import { OperationFacts } from "./_components/operation-facts";
 import { ClearFlagButton } from "./_components/clear-flag-button";
 import { OperationData } from "./_components/operation-data";
@@ -31,60 +32,63 @@ export default async function OperationTracePage({ params }: { params: Promise<{
   const mayResolve = can(user.role, "resolve");
   const base = `/t/${tenant.slug}`;
   return (
-    <div className="trace-page">
-      <nav aria-label="Breadcrumb" className="crumbs">
-        <Link href={`${base}/operations`}>Operations</Link>
-        <span aria-hidden="true">/</span>
-        <span aria-current="page" className="mono">{op.id}</span>
-      </nav>
-      <div className="page-head">
-        <div>
-          <h1 className="row">
-            <span>{op.tool}</span>
-            <StateBadge state={op.state} />
-            {trace.leaseExpired ? <span className="badge warn">lease expired</span> : null}
-            {op.flaggedAt ? <span className="badge danger">flagged</span> : null}
-          </h1>
-          <p>
-            <code>{op.id}</code> · by {op.principal} · created <TimeAgo at={op.createdAt} now={now} /> · attempt {op.attempts} of {op.maxAttempts}
-          </p>
+    <ActionNoticeProvider>
+      <div className="trace-page">
+        <nav aria-label="Breadcrumb" className="crumbs">
+          <Link href={`${base}/operations`}>Operations</Link>
+          <span aria-hidden="true">/</span>
+          <span aria-current="page" className="mono">{op.id}</span>
+        </nav>
+        <div className="page-head">
+          <div>
+            <h1 className="row">
+              <span>{op.tool}</span>
+              <StateBadge state={op.state} />
+              {trace.leaseExpired ? <span className="badge warn">lease expired</span> : null}
+              {op.flaggedAt ? <span className="badge danger">flagged</span> : null}
+            </h1>
+            <p>
+              <code>{op.id}</code> · by {op.principal} · created <TimeAgo at={op.createdAt} now={now} /> · attempt {op.attempts} of {op.maxAttempts}
+            </p>
+          </div>
+          {mayResolve && trace.resolvable ? (
+            <div className="row">
+              <ResolveButton tenant={tenant.slug} operationId={op.id} actor={`user:${user.email}`} />
+            </div>
+          ) : null}
         </div>
-        {mayResolve && trace.resolvable ? (
-          <div className="row">
-            <ResolveButton tenant={tenant.slug} operationId={op.id} actor={`user:${user.email}`} />
+        <ActionNoticeSlot />
+
+        {trace.resolvable ? (
+          <div className="notice warn-notice" role="note">
+            <strong>{op.state === "unknown" ? "Outcome unknown." : "Lease expired without a report."}</strong>{" "}
+            Nobody knows whether this call took effect; agents retrying it get <code>409 outcome-unknown</code> until it is resolved.{" "}
+            {mayResolve ? "Check the provider, then resolve it." : "An operator or an admin can resolve it."}
           </div>
         ) : null}
-      </div>
+        {op.flaggedAt ? (
+          <div className="error row flag-notice" role="note">
+            <span>
+              <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")} Check
+              the provider; the stored outcome was not changed.
+            </span>
+            {mayResolve ? <ClearFlagButton tenant={tenant.slug} operationId={op.id} flaggedAt={op.flaggedAt} flagReason={op.flagReason} actor={`user:${user.email}`} /> : null}
+          </div>
+        ) : null}
 
-      {trace.resolvable ? (
-        <div className="notice warn-notice" role="note">
-          <strong>{op.state === "unknown" ? "Outcome unknown." : "Lease expired without a report."}</strong>{" "}
-          Nobody knows whether this call took effect; agents retrying it get <code>409 outcome-unknown</code> until it is resolved.{" "}
-          {mayResolve ? "Check the provider, then resolve it." : "An operator or an admin can resolve it."}
+        <OperationFacts op={op} now={now} base={base} />
+
+        <div className="trace-grid">
+          <section aria-labelledby="timeline-title" className="panel">
+            <h2 id="timeline-title">
+              Timeline <span className="muted">· {trace.timeline.length} events, oldest first, UTC</span>
+            </h2>
+            <Timeline entries={trace.timeline} now={now} label="Operation timeline" />
+          </section>
+          <OperationData op={op} resolvedBy={trace.resolvedBy} />
         </div>
-      ) : null}
-      {op.flaggedAt ? (
-        <div className="error row flag-notice" role="note">
-          <span>
-            <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")} Check
-            the provider; the stored outcome was not changed.
-          </span>
-          {mayResolve ? <ClearFlagButton tenant={tenant.slug} operationId={op.id} flaggedAt={op.flaggedAt} flagReason={op.flagReason} actor={`user:${user.email}`} /> : null}
-        </div>
-      ) : null}
-
-      <OperationFacts op={op} now={now} base={base} />
-
-      <div className="trace-grid">
-        <section aria-labelledby="timeline-title" className="panel">
-          <h2 id="timeline-title">
-            Timeline <span className="muted">· {trace.timeline.length} events, oldest first, UTC</span>
-          </h2>
-          <Timeline entries={trace.timeline} now={now} label="Operation timeline" />
-        </section>
-        <OperationData op={op} resolvedBy={trace.resolvedBy} />
       </div>
-    </div>
+    </ActionNoticeProvider>
   );
 }
 

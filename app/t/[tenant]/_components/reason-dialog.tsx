@@ -1,0 +1,75 @@
+"use client";
+
+import { useRef, useState, type FormEvent, type ReactNode } from "react";
+import { Modal } from "./modal";
+import { sendJson } from "./send-json";
+import { DialogActions } from "@/components/ui/dialog-actions";
+
+// A decision that needs only a reason (ignore an inbox event, clear a flag): the reason is
+// required here and on the server, sent with `body` to `url`, and kept by the audit log. A
+// refusal is shown in the dialog with "Nothing was changed"; success calls `onDone`.
+export function ReasonDialog({
+  title,
+  description,
+  note,
+  placeholder,
+  missing,
+  url,
+  body = {},
+  label,
+  busyLabel,
+  actor,
+  onClose,
+  onDone,
+}: {
+  title: string;
+  description: ReactNode;
+  note?: ReactNode;
+  placeholder: string;
+  // What the error says when the reason is empty.
+  missing: string;
+  url: string;
+  body?: Record<string, unknown>;
+  label: string;
+  busyLabel: string;
+  actor: string;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const reasonRef = useRef<HTMLTextAreaElement>(null);
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    if (!reason.trim()) {
+      reasonRef.current?.focus();
+      return setError(missing);
+    }
+    setBusy(true);
+    setError(null);
+    const res = await sendJson(url, "POST", { ...body, reason: reason.trim() });
+    setBusy(false);
+    if (!res.ok) return setError(`${res.detail.replace(/\.?$/, ".")} Nothing was changed.`);
+    onDone();
+  }
+
+  return (
+    <Modal title={title} onClose={onClose} description={description}>
+      <form onSubmit={submit} noValidate className="stack">
+        {note ? <p className="muted small">{note}</p> : null}
+        <label>
+          Reason (required)
+          <textarea ref={reasonRef} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={2000} aria-invalid={Boolean(error)} autoFocus placeholder={placeholder} />
+        </label>
+        {error ? (
+          <div className="field-error" role="alert">
+            {error}
+          </div>
+        ) : null}
+        <DialogActions label={label} busyLabel={busyLabel} busy={busy} onCancel={onClose} auditedAs={actor} lockCancel />
+      </form>
+    </Modal>
+  );
+}
