@@ -1,6 +1,6 @@
 import type { Db } from "@/lib/db";
 import type { Json } from "@/lib/operations/canonical-json";
-import { diffPaths } from "@/lib/operations/diff-paths";
+import { diffLeaves } from "@/lib/operations/diff-paths";
 
 export type DuplicateIntent = {
   operationId: string;
@@ -9,7 +9,13 @@ export type DuplicateIntent = {
   createdAt: string;
   // [] when the args are identical; otherwise the (few) paths that differ.
   differingPaths: string[];
+  // The same paths with each side's value, short: what tells "the amount was re-rounded" from
+  // "another customer" at a glance. The approver is shown both documents' arguments anyway.
+  differences: { path: string; here: string; there: string }[];
 };
+
+// A value as the console shows it beside its path: JSON, cut at this many characters.
+const VALUE_CHARS = 60;
 
 const WINDOW_MS = 24 * 60 * 60 * 1000;
 // At most this many other operations of the tool are compared (newest first, index-backed).
@@ -34,12 +40,25 @@ export async function findDuplicateIntents(options: { db: Db; tenantId: string; 
   });
   const out: DuplicateIntent[] = [];
   for (const other of others) {
-    const differingPaths = other.fingerprint === op.fingerprint ? [] : diffPaths(op.args as Json, other.args as Json, "args", NEAR_PATHS + 1);
-    if (differingPaths.length > 0 && !nearIdentical(op.args as Json, other.args as Json, differingPaths.length)) continue;
-    out.push({ operationId: other.id, state: other.state, principal: other.principal, createdAt: other.createdAt.toISOString(), differingPaths });
+    const leaves = other.fingerprint === op.fingerprint ? [] : diffLeaves(op.args as Json, other.args as Json, "args", NEAR_PATHS + 1);
+    if (leaves.length > 0 && !nearIdentical(op.args as Json, other.args as Json, leaves.length)) continue;
+    out.push({
+      operationId: other.id,
+      state: other.state,
+      principal: other.principal,
+      createdAt: other.createdAt.toISOString(),
+      differingPaths: leaves.map((d) => d.path),
+      differences: leaves.map((d) => ({ path: d.path, here: shortValue(d.before), there: shortValue(d.after) })),
+    });
   }
   // Identical first, then by time.
   return out.sort((a, b) => a.differingPaths.length - b.differingPaths.length || b.createdAt.localeCompare(a.createdAt));
+}
+
+function shortValue(v: Json | undefined): string {
+  if (v === undefined) return "(absent)";
+  const text = JSON.stringify(v);
+  return text.length > VALUE_CHARS ? `${text.slice(0, VALUE_CHARS - 1)}…` : text;
 }
 
 // Near-identical: few values differ AND most of the request is the same — the same keys at

@@ -3,12 +3,20 @@ import type { Json } from "@/lib/operations/canonical-json";
 // The paths where two argument documents differ, such as "args.amount" or
 // "args.items[2].sku". Only paths: a 422 must never echo a stored value.
 export function diffPaths(before: Json, after: Json, base = "args", limit = 50): string[] {
-  const out: string[] = [];
+  return diffLeaves(before, after, base, limit).map((d) => d.path);
+}
+
+// The same walk with the two values at each path (undefined where one side lacks it): for the
+// console, whose readers may see both documents (an approver comparing near-duplicates).
+export type LeafDifference = { path: string; before: Json | undefined; after: Json | undefined };
+
+export function diffLeaves(before: Json, after: Json, base = "args", limit = 50): LeafDifference[] {
+  const out: LeafDifference[] = [];
   walk(before, after, base, out, limit);
   return out;
 }
 
-function walk(a: Json | undefined, b: Json | undefined, path: string, out: string[], limit: number): void {
+function walk(a: Json | undefined, b: Json | undefined, path: string, out: LeafDifference[], limit: number): void {
   if (out.length >= limit) return;
   if (Array.isArray(a) && Array.isArray(b)) {
     for (let i = 0; i < Math.max(a.length, b.length); i++) walk(a[i], b[i], `${path}[${i}]`, out, limit);
@@ -20,7 +28,7 @@ function walk(a: Json | undefined, b: Json | undefined, path: string, out: strin
     for (const key of keys) walk(own(a, key), own(b, key), childPath(path, key), out, limit);
     return;
   }
-  if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path);
+  if (JSON.stringify(a) !== JSON.stringify(b)) out.push({ path, before: a, after: b });
 }
 
 function own(v: { [key: string]: Json }, key: string): Json | undefined {

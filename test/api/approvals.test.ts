@@ -326,6 +326,8 @@ describe("possible duplicate intent", () => {
       [identical, []],
       [rounded, ["args.amount"]],
     ]);
+    // Each difference with both values, so an approver tells a re-rounded amount from another intent.
+    expect(found.find((d) => d.operationId === rounded)?.differences).toEqual([{ path: "args.amount", here: "1200", there: "1250" }]);
     for (const id of [otherCustomer, extraField, elsewhere, old]) expect(found.map((d) => d.operationId)).not.toContain(id);
     expect(await findDuplicateIntents({ db: app.db, tenantId: globex.tenantId, operationId: subject.operationId })).toEqual([]);
   });

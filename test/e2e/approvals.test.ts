@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { createConsoleUser, focusedText, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 
@@ -56,6 +56,7 @@ async function openApprovals(page: Page): Promise<void> {
   await page.locator("table.approvals-table").waitFor();
 }
 
+
 describe("approvals (approver)", () => {
   it("lists both requests oldest first with a countdown and a pending count in the sidebar", async () => {
     const page = await newPage(approver);
@@ -95,6 +96,8 @@ describe("approvals (approver)", () => {
     await page.getByRole("button", { name: "Reject" }).click();
     await page.getByRole("heading", { name: "Decision", exact: true }).waitFor();
     expect(await page.locator(".approval-page").textContent()).toContain("Duplicate of the first refund request");
+    // The form (and the button that had focus) left the page: focus is on what was recorded.
+    expect(await focusedText(page)).toContain("Rejected. Every claim under this key now gets 403 approval-rejected.");
     await screenshot(page, "approval-rejected");
     const stored = await app.db.approval.findUniqueOrThrow({ where: { id: second.approvalId } });
     expect(stored).toMatchObject({ state: "rejected", decidedBy: `user:${approver.email}`, reason: "Duplicate of the first refund request (new key minted on retry)" });
@@ -113,6 +116,7 @@ describe("approvals (approver)", () => {
     await page.getByRole("button", { name: "Approve" }).click();
     await page.getByRole("heading", { name: "Decision", exact: true }).waitFor();
     expect(await page.locator(".approval-page").textContent()).toContain("approved");
+    expect(await focusedText(page)).toContain("Approved. The agent's next claim under this key runs the tool");
 
     const granted = await claim(app.baseUrl, acme.agent, FIRST_KEY, { tool: TOOL, args: ARGS, workflowId: "wf-support-881" });
     expect(granted.status, granted.text).toBe(201);
@@ -128,6 +132,9 @@ describe("approvals (approver)", () => {
     await screenshot(page, "approval-approved-trace");
     await page.goto(`${app.baseUrl}/t/acme/approvals?view=decided`);
     expect(await page.locator("table.approvals-table tbody tr").count()).toBe(2);
+    // When each was decided, beside who decided it.
+    expect(await page.locator("table.approvals-table tbody tr").first().locator("td.decision time").textContent()).toMatch(/ago$/);
+    await screenshot(page, "approvals-decided");
     await page.context().close();
   });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { createConsoleUser, focusedText, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { createConnection, deliver, newStandardSecret, signStandard, ticketEvent } from "../support/webhooks";
@@ -93,11 +93,7 @@ describe("the webhook inbox (operator)", () => {
     await notice.waitFor({ timeout: 15_000 });
     await expect.poll(() => card(page, unmatchedEvent).count(), { timeout: 15_000 }).toBe(0);
     // The card and its button are gone: focus is on the notice of what was done, not the page's body.
-    const focused = await page.evaluate(() => {
-      const active = document.activeElement;
-      return active && active !== document.body && active.tagName !== "MAIN" ? (active.textContent ?? "") : "(the page, not the notice)";
-    });
-    expect(focused).toContain(`Matched ${unmatchedEvent} to ${unknownOp}`);
+    expect(await focusedText(page)).toContain(`Matched ${unmatchedEvent} to ${unknownOp}`);
     const stored = await app.db.operation.findUniqueOrThrow({ where: { id: unknownOp } });
     expect(stored.state).toBe("succeeded");
     expect(stored.resolution).toMatchObject({ via: "webhook", by: `user:${operator.email}` });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
-import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { createConsoleUser, focusedText, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { call } from "../support/http";
 import { claimNew, putStandardTools, reportUnknown, succeed, TOOLS, unknownsByExpiry, type World } from "../support/console-data";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -66,12 +66,6 @@ const resolvedEvents = (id: string) => app.db.auditEvent.findMany({ where: { tar
 const queueTable = (page: Page) => page.locator("table.reconcile");
 const shownQueue = (page: Page) => queueTable(page).locator("tbody tr td a.mono").allTextContents();
 const notice = (page: Page) => page.locator(".notice[role=status]");
-// The focused element's text, or a marker when focus fell to the page itself.
-const focusedText = (page: Page) =>
-  page.evaluate(() => {
-    const active = document.activeElement;
-    return active && active !== document.body && active.tagName !== "MAIN" ? (active.textContent ?? "") : "(the page, not a notice)";
-  });
 
 async function openQueue(context: BrowserContext, login: ConsoleLogin): Promise<Page> {
   const page = await signIn(context, app.baseUrl, login);

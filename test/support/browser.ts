@@ -65,3 +65,12 @@ export async function clickThrough(page: Page, link: Locator, arrived: (url: URL
     }
   }
 }
+
+// The focused element's text, or a marker when focus fell to the page itself (the body, or
+// <main> after a skip link): what a keyboard or screen-reader user is left on after an action.
+export function focusedText(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const active = document.activeElement;
+    return active && active !== document.body && active.tagName !== "MAIN" ? (active.textContent ?? "") : "(the page, not a control or a notice)";
+  });
+}

@@ -106,8 +106,13 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
                     </td>
                   ) : (
                     <>
-                      <td>
+                      {/* When, under what: one cell, so the decided list still fits a laptop's width. An
+                          expiry is recorded when the next claim or the sweep sees it; until then, when it ran out. */}
+                      <td className="decision">
                         <StateBadge state={a.state} />
+                        <div className="small muted">
+                          <TimeAgo at={a.decidedAt ?? (a.state === "expired" ? a.expiresAt : null)} now={now} />
+                        </div>
                       </td>
                       <td className="small decided-by" title={a.decidedBy ?? undefined}>
                         {a.decidedBy?.replace(/^user:/, "")}

@@ -6,6 +6,7 @@ import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
 import { getApprovalDetail } from "@/lib/approvals/approval-detail";
 import { isStorableText } from "@/lib/console/storable-text";
+import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
 import { JsonView } from "@/components/ui/json-view";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
@@ -37,93 +38,108 @@ export default async function ApprovalPage({
   const { approval: a, tool, duplicates, now } = detail;
   const base = `/t/${tenant.slug}`;
   const open = a.state === "pending" && Date.parse(a.expiresAt) > now;
-  const identical = duplicates.filter((d) => d.differingPaths.length === 0);
+  const identical = duplicates.filter((d) => d.differences.length === 0);
   return (
-    <div className="stack approval-page">
-      <nav aria-label="Breadcrumb" className="crumbs">
-        <Link href={`${base}/approvals`}>Approvals</Link>
-        <span aria-hidden="true">/</span>
-        <span aria-current="page" className="mono">{a.id}</span>
-      </nav>
-      <div className="page-head">
-        <div>
-          <h1 className="row">
-            <span>{a.tool}</span>
-            <StateBadge state={a.state === "pending" ? "awaiting_approval" : a.state} />
-            {tool ? <ToolHints tool={tool} /> : null}
-          </h1>
-          <p>
-            Requested by <strong>{a.principal}</strong> <TimeAgo at={a.createdAt} now={now} />
-            {a.workflowId ? (
-              <>
-                {" "}in workflow <code>{a.workflowId}</code>
-              </>
-            ) : null}
-            {a.state === "pending" ? (
-              <>
-                {" · "}
-                <Countdown until={a.expiresAt} now={now} />
-              </>
-            ) : null}
-            {" · "}
-            <Link href={`${base}/operations/${a.operationId}`}>operation trace</Link>
-          </p>
-          {tool?.description ? <p className="muted">{tool.description}</p> : null}
-        </div>
-      </div>
-
-      {duplicates.length > 0 ? (
-        <div className="notice warn-notice duplicate-intent" role="alert">
-          <strong>Possible duplicate intent.</strong>{" "}
-          {identical.length > 0
-            ? `${identical.length} other operation${identical.length === 1 ? "" : "s"} of this tool ran with identical arguments under a different Idempotency-Key in the last 24 h.`
-            : "Operations of this tool with nearly the same arguments ran under a different Idempotency-Key in the last 24 h."}{" "}
-          An agent that mints a new key on every retry looks exactly like this: check before you approve.
-          <ul className="compact-list">
-            {duplicates.slice(0, 10).map((d) => (
-              <li key={d.operationId}>
-                <Link href={`${base}/operations/${d.operationId}`} className="mono">
-                  {d.operationId}
-                </Link>{" "}
-                <StateBadge state={d.state} /> by {d.principal}, <TimeAgo at={d.createdAt} now={now} /> —{" "}
-                {d.differingPaths.length === 0 ? <strong>identical arguments</strong> : <>differs only in {d.differingPaths.map((p) => <code key={p}>{p} </code>)}</>}
-              </li>
-            ))}
-          </ul>
-          {duplicates.length > 10 ? <p className="small">…and {duplicates.length - 10} more.</p> : null}
-        </div>
-      ) : null}
-
-      <section className="panel" aria-labelledby="args-title">
-        <h2 id="args-title">
-          Arguments <span className="muted small">· exactly what will run; the approval is bound to their fingerprint</span>
-        </h2>
-        <JsonView label="args" value={a.args} open />
-        <p className="muted small">
-          Fingerprint <code>{a.fingerprint}</code>
-        </p>
-      </section>
-
-      {open && can(user.role, "decide-approvals") ? (
-        <DecisionForm tenant={tenant.slug} approvalId={a.id} tool={a.tool} />
-      ) : a.state === "pending" && open ? (
-        <p className="muted">Your role ({user.role}) can read this request; deciding needs an approver or an admin.</p>
-      ) : (
-        <section className="panel" aria-labelledby="decision-title">
-          <h2 id="decision-title">Decision</h2>
-          {(notRecorded === "approve" || notRecorded === "reject") && a.state !== "pending" ? (
-            <p className="error" role="alert">
-              Your {notRecorded === "approve" ? "approval" : "rejection"} was not recorded: this request was already{" "}
-              {a.state === "expired" ? "expired" : `${a.state} by ${a.decidedBy ?? "someone else"}`}, as shown below.
+    <ActionNoticeProvider>
+      <div className="stack approval-page">
+        <nav aria-label="Breadcrumb" className="crumbs">
+          <Link href={`${base}/approvals`}>Approvals</Link>
+          <span aria-hidden="true">/</span>
+          <span aria-current="page" className="mono">{a.id}</span>
+        </nav>
+        <div className="page-head">
+          <div>
+            <h1 className="row">
+              <span>{a.tool}</span>
+              <StateBadge state={a.state === "pending" ? "awaiting_approval" : a.state} />
+              {tool ? <ToolHints tool={tool} /> : null}
+            </h1>
+            <p>
+              Requested by <strong>{a.principal}</strong> <TimeAgo at={a.createdAt} now={now} />
+              {a.workflowId ? (
+                <>
+                  {" "}in workflow <code>{a.workflowId}</code>
+                </>
+              ) : null}
+              {a.state === "pending" ? (
+                <>
+                  {" · "}
+                  <Countdown until={a.expiresAt} now={now} />
+                </>
+              ) : null}
+              {" · "}
+              <Link href={`${base}/operations/${a.operationId}`}>operation trace</Link>
             </p>
-          ) : null}
-          <p>
-            <StateBadge state={a.state === "pending" ? "rejected" : a.state} />{" "}
-            {a.state === "pending" ? "Expired undecided; the next claim or the sweep records it." : <>by {a.decidedBy} <TimeAgo at={a.decidedAt} now={now} /></>}
+            {tool?.description ? <p className="muted">{tool.description}</p> : null}
+          </div>
+        </div>
+        <ActionNoticeSlot />
+
+        {duplicates.length > 0 ? (
+          <div className="notice warn-notice duplicate-intent" role="alert">
+            <strong>Possible duplicate intent.</strong>{" "}
+            {identical.length > 0
+              ? `${identical.length} other operation${identical.length === 1 ? "" : "s"} of this tool ran with identical arguments under a different Idempotency-Key in the last 24 h.`
+              : "Operations of this tool with nearly the same arguments ran under a different Idempotency-Key in the last 24 h."}{" "}
+            An agent that mints a new key on every retry looks exactly like this: check before you approve.
+            <ul className="compact-list">
+              {duplicates.slice(0, 10).map((d) => (
+                <li key={d.operationId}>
+                  <Link href={`${base}/operations/${d.operationId}`} className="mono">
+                    {d.operationId}
+                  </Link>{" "}
+                  <StateBadge state={d.state} /> by {d.principal}, <TimeAgo at={d.createdAt} now={now} /> —{" "}
+                  {d.differences.length === 0 ? (
+                    <strong>identical arguments</strong>
+                  ) : (
+                    <>
+                      differs only in{" "}
+                      {d.differences.map((x, i) => (
+                        <span key={x.path}>
+                          {i > 0 ? "; " : null}
+                          <code>{x.path}</code>: <code className="wrap-anywhere">{x.there}</code> there, <code className="wrap-anywhere">{x.here}</code> here
+                        </span>
+                      ))}
+                    </>
+                  )}
+                </li>
+              ))}
+            </ul>
+            {duplicates.length > 10 ? <p className="small">…and {duplicates.length - 10} more.</p> : null}
+          </div>
+        ) : null}
+
+        <section className="panel" aria-labelledby="args-title">
+          <h2 id="args-title">
+            Arguments <span className="muted small">· exactly what will run; the approval is bound to their fingerprint</span>
+          </h2>
+          <JsonView label="args" value={a.args} open />
+          <p className="muted small">
+            Fingerprint <code>{a.fingerprint}</code>
           </p>
-          {a.reason ? <p className="pre-wrap">{a.reason}</p> : null}
         </section>
-      )}
-    </div>
+
+        {open && can(user.role, "decide-approvals") ? (
+          <DecisionForm tenant={tenant.slug} approvalId={a.id} tool={a.tool} />
+        ) : a.state === "pending" && open ? (
+          <p className="muted">Your role ({user.role}) can read this request; deciding needs an approver or an admin.</p>
+        ) : (
+          <section className="panel" aria-labelledby="decision-title">
+            <h2 id="decision-title">Decision</h2>
+            {(notRecorded === "approve" || notRecorded === "reject") && a.state !== "pending" ? (
+              <p className="error" role="alert">
+                Your {notRecorded === "approve" ? "approval" : "rejection"} was not recorded: this request was already{" "}
+                {a.state === "expired" ? "expired" : `${a.state} by ${a.decidedBy ?? "someone else"}`}, as shown below.
+              </p>
+            ) : null}
+            <p>
+              <StateBadge state={a.state === "pending" ? "rejected" : a.state} />{" "}
+              {a.state === "pending" ? "Expired undecided; the next claim or the sweep records it." : <>by {a.decidedBy} <TimeAgo at={a.decidedAt} now={now} /></>}
+            </p>
+            {a.reason ? <p className="pre-wrap">{a.reason}</p> : null}
+          </section>
+        )}
+      </div>
+    </ActionNoticeProvider>
   );
 }

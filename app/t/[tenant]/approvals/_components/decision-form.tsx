@@ -3,12 +3,14 @@
 import { useRouter } from "next/navigation";
 import { useId, useRef, useState, type FormEvent } from "react";
 import { sendJson } from "../../_components/send-json";
+import { useActionNotice } from "@/components/ui/action-notice";
 
 // Approve or reject, with a reason (required to reject). The server decides with a
 // compare-and-set: if another approver got there first, the page says this decision was not
 // recorded, and shows who decided what.
 export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; approvalId: string; tool: string }) {
   const router = useRouter();
+  const notify = useActionNotice();
   const id = useId();
   const reasonRef = useRef<HTMLTextAreaElement>(null);
   const [reason, setReason] = useState("");
@@ -37,8 +39,15 @@ export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; app
       router.replace(`?notRecorded=${decision}`, { scroll: false });
       return;
     }
-    // Either way the page shows the approval as it now stands.
+    // Either way the page shows the approval as it now stands. This form leaves the page with a
+    // decision, and focus with it: the page's notice says what was recorded and takes focus.
     if (!res.ok) setError(res.detail);
+    else
+      notify?.(
+        decision === "approve"
+          ? "Approved. The agent's next claim under this key runs the tool with exactly these arguments, once."
+          : "Rejected. Every claim under this key now gets 403 approval-rejected.",
+      );
     router.refresh();
   }
 
