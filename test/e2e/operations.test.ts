@@ -130,7 +130,19 @@ describe("operations table (viewer)", () => {
     const fresh = await signIn(other, app.baseUrl, viewer);
     await fresh.goto(url);
     await expectRows(fresh, both, `Rows 1–${both.length} of ${both.length}`);
+    // A trace opened from a shared link in a new tab has no list of that tab to go back to: its breadcrumb is the plain list.
+    const tab = await other.newPage();
+    await tab.goto(`${app.baseUrl}/t/acme/operations/${both[0]}`);
+    expect(await tab.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Operations" }).getAttribute("href")).toBe("/t/acme/operations");
     await other.close();
+
+    // Open a row's trace, and go back by the breadcrumb: the list as it was left, filters and all
+    // (console review: it went to the unfiltered first page).
+    await table(page).getByRole("link", { name: both[0] }).click();
+    await page.waitForURL((u) => u.pathname === `/t/acme/operations/${both[0]}`);
+    await page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Operations" }).click();
+    await page.waitForURL((u) => u.pathname === "/t/acme/operations" && u.searchParams.get("tool") === TOOLS.tickets && u.searchParams.get("state") === "unknown");
+    await expectRows(page, both, `Rows 1–${both.length} of ${both.length}`);
     await context.close();
   });
 

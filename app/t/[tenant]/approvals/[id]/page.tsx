@@ -7,6 +7,7 @@ import { can } from "@/lib/auth/roles";
 import { getApprovalDetail } from "@/lib/approvals/approval-detail";
 import { isStorableText } from "@/lib/console/storable-text";
 import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
+import { Crumbs } from "@/components/ui/crumbs";
 import { JsonView } from "@/components/ui/json-view";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
@@ -42,11 +43,7 @@ export default async function ApprovalPage({
   return (
     <ActionNoticeProvider>
       <div className="stack approval-page">
-        <nav aria-label="Breadcrumb" className="crumbs">
-          <Link href={`${base}/approvals`}>Approvals</Link>
-          <span aria-hidden="true">/</span>
-          <span aria-current="page" className="mono">{a.id}</span>
-        </nav>
+        <Crumbs list={{ href: `${base}/approvals`, label: "Approvals" }} current={a.id} />
         <div className="page-head">
           <div>
             <h1 className="row">

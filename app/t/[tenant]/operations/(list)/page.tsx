@@ -5,6 +5,7 @@ import { listOperationFilterOptions } from "@/lib/console/list-operation-filter-
 import { listSavedViews } from "@/lib/console/saved-views";
 import { loadOperationsQuery, operationsPositionReset, serializeOperationsQuery, viewQueryString, type OperationsQueryPatch } from "@/lib/console/operations-query";
 import { PageHeader } from "@/components/ui/page-header";
+import { RememberListQuery } from "@/components/ui/crumbs";
 import { OperationsView } from "./_components/operations-view";
 import type { OperationListItem } from "./_components/operation-columns";
 import type { Metadata } from "next";
@@ -37,6 +38,7 @@ export default async function OperationsPage({ params, searchParams }: PageProps
 
   return (
     <>
+      <RememberListQuery path={base} />
       <PageHeader
         title="Operations"
         description="Every claimed tool call: its state, attempts, conflicts and replays. The URL holds the view; share it as a link."

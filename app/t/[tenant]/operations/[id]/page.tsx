@@ -1,5 +1,4 @@
 import type { Metadata } from "next";
-import Link from "next/link";
 import { notFound } from "next/navigation";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
@@ -10,6 +9,7 @@ import { TimeAgo } from "@/components/ui/time-ago";
 import { Timeline } from "@/components/timeline/timeline";
 import { ResolveButton } from "@/components/resolve-dialog/resolve-button";
 import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
+import { Crumbs } from "@/components/ui/crumbs";
 import { OperationFacts } from "./_components/operation-facts";
 import { ClearFlagButton } from "./_components/clear-flag-button";
 import { OperationData } from "./_components/operation-data";
@@ -34,11 +34,7 @@ export default async function OperationTracePage({ params }: { params: Promise<{
   return (
     <ActionNoticeProvider>
       <div className="trace-page">
-        <nav aria-label="Breadcrumb" className="crumbs">
-          <Link href={`${base}/operations`}>Operations</Link>
-          <span aria-hidden="true">/</span>
-          <span aria-current="page" className="mono">{op.id}</span>
-        </nav>
+        <Crumbs list={{ href: `${base}/operations`, label: "Operations" }} current={op.id} />
         <div className="page-head">
           <div>
             <h1 className="row">

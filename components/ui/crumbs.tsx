@@ -1,0 +1,53 @@
+"use client";
+
+import Link from "next/link";
+import { useSearchParams } from "next/navigation";
+import { useEffect, useSyncExternalStore } from "react";
+
+// The breadcrumb of a detail page (an operation's trace, an approval) back to its list, with the
+// list's filters, sort and page as the user left them in this tab (console review: "Operations"
+// went back to the unfiltered first page, and a search had to be built again after each trace).
+// The list remembers its query with RememberListQuery; a trace opened from a shared link, a new
+// tab or the reconcile queue goes to the list's plain URL.
+
+const storageKey = (path: string) => `tollgate:list-query:${path}`;
+
+// Nothing to subscribe to: the list writes its query before any detail page of the tab reads it.
+const noSubscription = () => () => {};
+
+export function Crumbs({ list, current }: { list: { href: string; label: string }; current: string }) {
+  // The server renders the plain list URL; the browser's first render reads this tab's query.
+  const query = useSyncExternalStore(noSubscription, () => readQuery(list.href), () => "");
+  return (
+    <nav aria-label="Breadcrumb" className="crumbs">
+      <Link href={`${list.href}${query}`}>{list.label}</Link>
+      <span aria-hidden="true">/</span>
+      <span aria-current="page" className="mono">
+        {current}
+      </span>
+    </nav>
+  );
+}
+
+// Rendered by a list page: keeps its current query string for this tab's breadcrumbs.
+export function RememberListQuery({ path }: { path: string }) {
+  const params = useSearchParams();
+  const query = params.toString();
+  useEffect(() => {
+    try {
+      sessionStorage.setItem(storageKey(path), query ? `?${query}` : "");
+    } catch {
+      // Storage refused (a private window's quota, a policy): the breadcrumb goes to the plain list.
+    }
+  }, [path, query]);
+  return null;
+}
+
+function readQuery(path: string): string {
+  try {
+    const query = sessionStorage.getItem(storageKey(path)) ?? "";
+    return query.startsWith("?") ? query : "";
+  } catch {
+    return "";
+  }
+}
