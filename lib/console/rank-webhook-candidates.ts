@@ -7,8 +7,7 @@
 // shortly before the event arrived). Only operations still waiting for an outcome
 // (processing or unknown) are proposed, apart from the one the event names.
 
-// argsPreview: the start of the operation's arguments as JSON, for telling candidates apart.
-export type CandidateOperation = { id: string; tool: string; state: string; principal: string; createdAt: Date; resourceId: string | null; argsPreview?: string | null };
+export type CandidateOperation = { id: string; tool: string; state: string; principal: string; createdAt: Date; resourceId: string | null };
 
 export type InboxCandidate = {
   id: string;
@@ -17,6 +16,8 @@ export type InboxCandidate = {
   principal: string;
   createdAt: string;
   resourceId: string | null;
+  // The start of the operation's arguments as JSON, for telling candidates apart; filled in by
+  // the inbox after ranking, for the candidates shown only (webhook-inbox.ts).
   argsPreview: string | null;
   reasons: string[];
   // The event names this operation (its correlation value is the operation's id or downstream key).
@@ -92,5 +93,5 @@ export function rankCandidates(input: {
 }
 
 function view(op: CandidateOperation, reasons: string[], named: boolean): InboxCandidate {
-  return { id: op.id, tool: op.tool, state: op.state, principal: op.principal, createdAt: op.createdAt.toISOString(), resourceId: op.resourceId, argsPreview: op.argsPreview ?? null, reasons, named };
+  return { id: op.id, tool: op.tool, state: op.state, principal: op.principal, createdAt: op.createdAt.toISOString(), resourceId: op.resourceId, argsPreview: null, reasons, named };
 }
