@@ -5,7 +5,7 @@ import { call } from "../support/http";
 import { startTestApp, type TestApp } from "../support/test-app";
 
 // A method a route does not serve is a problem+json 405 with an Allow header, like every other
-// error (Next.js alone answers an empty 405). Every route file under app/api is read here, so a
+// error (Next.js alone answers an empty 405), and OPTIONS lists what is served. Every route file under app/api is read here, so a
 // new route that forgets `otherMethods` fails this test.
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -44,7 +44,8 @@ describe("methods a route does not serve", () => {
   it.each(routes)("$url ($serves): every other method is a problem+json 405 with Allow", async ({ url, serves, file }) => {
     const source = readFileSync(file, "utf8");
     expect(source, `${file} exports otherMethods`).toMatch(/= otherMethods\(/);
-    const allow = [...serves, ...(serves.includes("GET") ? ["HEAD"] : [])].join(", ");
+    expect(source, `${file} exports OPTIONS from otherMethods`).toMatch(/\bOPTIONS \} = otherMethods\(/);
+    const allow = [...serves, ...(serves.includes("GET") ? ["HEAD"] : []), "OPTIONS"].join(", ");
     for (const method of METHODS.filter((m) => !serves.includes(m))) {
       const res = await call(app.baseUrl, method, url, method === "GET" || method === "DELETE" ? {} : { body: {} });
       expect(res.status, `${method} ${url}: ${res.text}`).toBe(405);
@@ -52,5 +53,11 @@ describe("methods a route does not serve", () => {
       expect(res.body).toMatchObject({ status: 405, code: "method-not-allowed" });
       expect(res.headers.get("allow")).toBe(allow);
     }
+    // OPTIONS names exactly what is served (Next.js's own answer listed every exported handler,
+    // the 405 ones included), with no body.
+    const options = await call(app.baseUrl, "OPTIONS", url, {});
+    expect(options.status, `OPTIONS ${url}: ${options.text}`).toBe(204);
+    expect(options.headers.get("allow")).toBe(allow);
+    expect(options.text).toBe("");
   });
 });

@@ -16,4 +16,4 @@ export const GET = withoutAuth("/api/health", async () => {
   return json({ ok: true, database: "up" });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/health", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/health", ["GET"]);

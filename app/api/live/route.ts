@@ -8,4 +8,4 @@ export function GET(): Response {
   return jsonText('{"ok":true}');
 }
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/live", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/live", ["GET"]);

@@ -9,4 +9,4 @@ export async function GET(): Promise<Response> {
   return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
 }
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/metrics", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/metrics", ["GET"]);

@@ -13,4 +13,4 @@ export const GET = withApiKey({ route: "/api/v1/approvals", roles: ["approver", 
   return json(await listApprovals({ db: db(), tenantId: key.tenantId, query, allowedTools: key.tools }));
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/approvals", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/approvals", ["GET"]);

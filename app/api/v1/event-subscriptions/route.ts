@@ -11,4 +11,4 @@ export const GET = withApiKey({ route: "/api/v1/event-subscriptions", roles: ["a
   json({ subscriptions: await listEventSubscriptions({ db: db(), tenantId: key.tenantId }) }),
 );
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/event-subscriptions", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/event-subscriptions", ["GET"]);

@@ -9,4 +9,4 @@ export function GET(): Response {
   return new Response(cached, { headers: { "content-type": "application/json" } });
 }
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/openapi.json", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/openapi.json", ["GET"]);

@@ -52,4 +52,4 @@ export const GET = withApiKey({ route, roles: ["agent", "approver", "admin"] }, 
   return json(view);
 });
 
-export const { PUT, PATCH, DELETE } = otherMethods("/api/v1/operations", ["GET", "POST"]);
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/operations", ["GET", "POST"]);

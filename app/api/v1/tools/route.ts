@@ -13,4 +13,4 @@ export const GET = withApiKey({ route: "/api/v1/tools", roles: ["admin"] }, asyn
   return json({ tools: key.tools.length > 0 ? tools.filter((t) => key.tools.includes(t.name)) : tools });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/tools", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/tools", ["GET"]);

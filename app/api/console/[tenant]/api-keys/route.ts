@@ -14,4 +14,4 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   return json({ key, secret }, 201, { "cache-control": "no-store" });
 });
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/api-keys", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/api-keys", ["POST"]);

@@ -20,4 +20,4 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   return json({ view, replaced }, replaced ? 200 : 201);
 });
 
-export const { PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/saved-views", ["GET", "POST"]);
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/saved-views", ["GET", "POST"]);

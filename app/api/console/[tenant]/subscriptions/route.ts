@@ -17,4 +17,4 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   return json({ ...subscription, ...(secret ? { secret } : {}) }, created ? 201 : 200, { "cache-control": "no-store" });
 });
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/subscriptions", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/subscriptions", ["POST"]);

@@ -24,4 +24,4 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   return json({ user: { id: created.id, email: created.email, role: created.role }, generatedPassword: generated }, 201, { "cache-control": "no-store" });
 });
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/users", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/users", ["POST"]);

@@ -16,4 +16,4 @@ export const GET = withApiKey<{ id: string }>({ route: "/api/v1/approvals/{id}",
   return json(approval);
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/approvals/{id}", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/approvals/{id}", ["GET"]);

@@ -39,4 +39,4 @@ export const DELETE = withApiKey<{ name: string }>({ route, roles: ["admin"], te
   return new Response(null, { status: 204 });
 });
 
-export const { POST, PATCH } = otherMethods("/api/v1/event-subscriptions/{name}", ["GET", "PUT", "DELETE"]);
+export const { POST, PATCH, OPTIONS } = otherMethods("/api/v1/event-subscriptions/{name}", ["GET", "PUT", "DELETE"]);

@@ -18,4 +18,4 @@ export const GET = withApiKey<{ id: string }>(
   },
 );
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/operations/{id}", ["GET"]);

@@ -41,4 +41,4 @@ function assertKeyMayUse(key: AuthenticatedKey, name: string): void {
   }
 }
 
-export const { POST, PATCH, DELETE } = otherMethods("/api/v1/tools/{name}", ["GET", "PUT"]);
+export const { POST, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/tools/{name}", ["GET", "PUT"]);

@@ -37,4 +37,4 @@ export const GET = withApiKey<{ name: string }>({ route, roles: ["admin"], tenan
   return json(connection);
 });
 
-export const { POST, PATCH, DELETE } = otherMethods("/api/v1/webhook-connections/{name}", ["GET", "PUT"]);
+export const { POST, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/webhook-connections/{name}", ["GET", "PUT"]);

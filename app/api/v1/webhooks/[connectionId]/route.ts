@@ -17,4 +17,4 @@ export function POST(req: Request, routeContext: { params: Promise<{ connectionI
   });
 }
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/webhooks/{connectionId}", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/webhooks/{connectionId}", ["POST"]);

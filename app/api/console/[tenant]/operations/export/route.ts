@@ -24,4 +24,4 @@ export const GET = withConsoleUser<{ tenant: string }>(
   },
 );
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/operations/export", ["GET"]);
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/operations/export", ["GET"]);

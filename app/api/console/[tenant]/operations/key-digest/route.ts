@@ -23,4 +23,4 @@ export const POST = withConsoleUser<{ tenant: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/operations/key-digest", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/operations/key-digest", ["POST"]);

@@ -18,4 +18,4 @@ export const POST = withConsoleUser<{ tenant: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/operations/resolve-bulk", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/operations/resolve-bulk", ["POST"]);

@@ -14,4 +14,4 @@ export const DELETE = withConsoleUser<{ tenant: string; id: string }>(
   },
 );
 
-export const { GET, POST, PUT, PATCH } = otherMethods("/api/console/{tenant}/saved-views/{id}", ["DELETE"]);
+export const { GET, POST, PUT, PATCH, OPTIONS } = otherMethods("/api/console/{tenant}/saved-views/{id}", ["DELETE"]);

@@ -30,4 +30,4 @@ export const PUT = withConsoleUser<{ tenant: string; name: string }>(
   },
 );
 
-export const { GET, POST, PATCH, DELETE } = otherMethods("/api/console/{tenant}/tools/{name}", ["PUT"]);
+export const { GET, POST, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/tools/{name}", ["PUT"]);

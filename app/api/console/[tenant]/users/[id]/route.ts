@@ -29,4 +29,4 @@ export const PATCH = withConsoleUser<{ tenant: string; id: string }>(
   },
 );
 
-export const { GET, POST, PUT, DELETE } = otherMethods("/api/console/{tenant}/users/{id}", ["PATCH"]);
+export const { GET, POST, PUT, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/users/{id}", ["PATCH"]);

@@ -26,4 +26,4 @@ export const POST = withApiKey<{ id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/approvals/{id}/decision", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/approvals/{id}/decision", ["POST"]);

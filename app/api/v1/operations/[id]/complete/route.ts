@@ -20,4 +20,4 @@ export const POST = withApiKey<{ id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}/complete", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/operations/{id}/complete", ["POST"]);

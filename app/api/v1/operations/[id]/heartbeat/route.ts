@@ -18,4 +18,4 @@ export const POST = withApiKey<{ id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}/heartbeat", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/operations/{id}/heartbeat", ["POST"]);

@@ -32,4 +32,4 @@ export const POST = withApiKey<{ id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}/resolve", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/operations/{id}/resolve", ["POST"]);

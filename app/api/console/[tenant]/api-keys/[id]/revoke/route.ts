@@ -23,4 +23,4 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/api-keys/{id}/revoke", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/api-keys/{id}/revoke", ["POST"]);

@@ -19,4 +19,4 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/approvals/{id}/decision", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/approvals/{id}/decision", ["POST"]);

@@ -16,4 +16,4 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/deliveries/{id}/redeliver", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/deliveries/{id}/redeliver", ["POST"]);

@@ -18,4 +18,4 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/operations/{id}/clear-flag", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/operations/{id}/clear-flag", ["POST"]);

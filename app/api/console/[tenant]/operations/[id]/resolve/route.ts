@@ -26,4 +26,4 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
   },
 );
 
-export const { GET, PUT, PATCH, DELETE } = otherMethods("/api/console/{tenant}/operations/{id}/resolve", ["POST"]);
+export const { GET, PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/console/{tenant}/operations/{id}/resolve", ["POST"]);

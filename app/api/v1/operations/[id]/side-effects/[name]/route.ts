@@ -23,4 +23,4 @@ export const PUT = withApiKey<{ id: string; name: string }>(
   },
 );
 
-export const { GET, POST, PATCH, DELETE } = otherMethods("/api/v1/operations/{id}/side-effects/{name}", ["PUT"]);
+export const { GET, POST, PATCH, DELETE, OPTIONS } = otherMethods("/api/v1/operations/{id}/side-effects/{name}", ["PUT"]);
