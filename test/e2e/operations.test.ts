@@ -295,8 +295,15 @@ describe("operation trace (viewer)", () => {
     const resourceId = (stored.result as { resourceId?: string } | null)?.resourceId;
     expect(resourceId).toBeTruthy();
     const facts = page.getByRole("definition").filter({ has: page.locator("code", { hasText: resourceId! }) });
-    expect(await page.locator('dl[aria-label="Operation details"] div', { hasText: "Resource id" }).locator("dd").textContent()).toBe(resourceId);
+    expect(await page.locator('dl[aria-label="Operation details"] div', { hasText: "Resource id" }).locator("dd code").textContent()).toBe(resourceId);
     expect(await facts.count()).toBeGreaterThan(0);
+    // What an operator takes to the provider's dashboard, one click away: the downstream key, copied exactly.
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: app.baseUrl });
+    await page.getByRole("button", { name: "Copy downstream key" }).click();
+    await page.getByRole("button", { name: "Copy downstream key" }).getByText("Copied").waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(stored.downstreamKey);
+    await page.getByRole("button", { name: "Copy operation id" }).click();
+    await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(target.operationId);
 
     // The arguments: pretty-printed JSON in a <details> that starts open and folds.
     const args = page.locator("details.json", { has: page.locator("summary", { hasText: /^Arguments/ }) });

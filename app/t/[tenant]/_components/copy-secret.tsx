@@ -1,24 +1,17 @@
 "use client";
 
 import { useRef, useState } from "react";
+import { copyText } from "@/components/ui/copy-text";
 
-// A secret shown once: selectable text plus a Copy button (the Clipboard API where the page
-// is a secure context, else the selection and execCommand).
+// A secret shown once: selectable text plus a Copy button.
 export function CopySecret({ label, value }: { label: string; value: string }) {
   const input = useRef<HTMLInputElement>(null);
   const [copied, setCopied] = useState<"yes" | "no" | null>(null);
   async function copy() {
-    try {
-      if (navigator.clipboard && window.isSecureContext) await navigator.clipboard.writeText(value);
-      else {
-        input.current?.select();
-        if (!document.execCommand("copy")) throw new Error("copy refused");
-      }
-      setCopied("yes");
-    } catch {
-      input.current?.select();
-      setCopied("no");
-    }
+    const done = await copyText(value);
+    // Refused: the text is left selected for Ctrl+C.
+    if (!done) input.current?.select();
+    setCopied(done ? "yes" : "no");
   }
   return (
     <div className="stack secret-box">

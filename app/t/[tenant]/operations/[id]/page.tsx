@@ -10,6 +10,7 @@ import { Timeline } from "@/components/timeline/timeline";
 import { ResolveButton } from "@/components/resolve-dialog/resolve-button";
 import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
 import { Crumbs } from "@/components/ui/crumbs";
+import { CopyButton } from "@/components/ui/copy-button";
 import { OperationFacts } from "./_components/operation-facts";
 import { ClearFlagButton } from "./_components/clear-flag-button";
 import { OperationData } from "./_components/operation-data";
@@ -44,7 +45,8 @@ export default async function OperationTracePage({ params }: { params: Promise<{
               {op.flaggedAt ? <span className="badge danger">flagged</span> : null}
             </h1>
             <p>
-              <code>{op.id}</code> · by {op.principal} · created <TimeAgo at={op.createdAt} now={now} /> · attempt {op.attempts} of {op.maxAttempts}
+              <code>{op.id}</code>
+              <CopyButton value={op.id} label="operation id" /> · by {op.principal} · created <TimeAgo at={op.createdAt} now={now} /> · attempt {op.attempts} of {op.maxAttempts}
             </p>
           </div>
           {mayResolve && trace.resolvable ? (

@@ -2,6 +2,7 @@ import Link from "next/link";
 import type { ReactNode } from "react";
 import type { TraceOperation } from "@/lib/console/operation-trace";
 import { TimeAgo } from "@/components/ui/time-ago";
+import { CopyButton } from "@/components/ui/copy-button";
 
 // The operation's header facts, dense: when, who, which keys, how busy. The raw idempotency
 // key is never stored; only the start of its SHA-256 digest is shown.
@@ -20,19 +21,22 @@ export function OperationFacts({ op, now, base }: { op: TraceOperation; now: num
     ["Result kept until", when(op.resultExpiresAt)],
     ["Key digest", <code key="k" title="SHA-256 of the Idempotency-Key (first 16 hex characters)">{op.keyDigest}…</code>],
     // What the provider calls the thing it made: the first fact an operator checks there (console review).
-    ["Resource id", resourceIdOf(op.result) ? <code key="r">{resourceIdOf(op.result)}</code> : null],
-    ["Downstream key", <code key="d" title="Passed to providers so they can dedupe">{op.downstreamKey}</code>, "wide"],
+    ["Resource id", withCopy(resourceIdOf(op.result), "resource id")],
+    ["Downstream key", withCopy(op.downstreamKey, "downstream key", "Passed to providers so they can dedupe"), "wide"],
     ["Fencing token", op.fencingToken ? <code key="f">{op.fencingToken}</code> : null],
     [
       "Workflow",
       op.workflowId ? (
-        <Link key="w" href={`${base}/operations?q=${encodeURIComponent(op.workflowId)}`} title={`Every operation of workflow ${op.workflowId}`}>
-          <code>{op.workflowId}</code>
-        </Link>
+        <>
+          <Link href={`${base}/operations?q=${encodeURIComponent(op.workflowId)}`} title={`Every operation of workflow ${op.workflowId}`}>
+            <code>{op.workflowId}</code>
+          </Link>
+          <CopyButton value={op.workflowId} label="workflow id" />
+        </>
       ) : null,
       (op.workflowId?.length ?? 0) > 22 ? "wide" : undefined,
     ],
-    ["Trace id", op.traceId ? <code key="tr">{op.traceId}</code> : null, "wide"],
+    ["Trace id", withCopy(op.traceId, "trace id"), "wide"],
     ["Conflicts", op.counts.conflicts ? `${op.counts.conflicts}${op.counts.mismatches ? ` (${op.counts.mismatches} × 422)` : ""}` : null],
     ["Replays", op.counts.replays ? String(op.counts.replays) : null],
     ["Takeovers", op.counts.takeovers ? String(op.counts.takeovers) : null],
@@ -49,6 +53,17 @@ export function OperationFacts({ op, now, base }: { op: TraceOperation; now: num
           </div>
         ))}
     </dl>
+  );
+}
+
+// An id operators take to other systems (a provider's dashboard, logs, a ticket), with Copy.
+function withCopy(value: string | null, label: string, title?: string): ReactNode {
+  if (!value) return null;
+  return (
+    <>
+      <code title={title}>{value}</code>
+      <CopyButton value={value} label={label} />
+    </>
   );
 }
 
