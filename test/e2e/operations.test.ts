@@ -261,6 +261,29 @@ describe("operations table (viewer)", () => {
 });
 
 describe("operation trace (viewer)", () => {
+  // Console review: an operator's tab left open said "5 s ago" of what was by then an hour old.
+  it("relative times keep counting while the page stays open", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await signIn(context, app.baseUrl, viewer);
+    // The browser's clock from here on is the test's: an hour passes in a moment.
+    await page.clock.install();
+    const target = mix.all[0]!;
+    await page.goto(`${app.baseUrl}/t/acme/operations/${target.operationId}`);
+    const created = page.locator('dl[aria-label="Operation details"] div', { hasText: "Created" }).locator("time");
+    expect(await created.textContent()).toMatch(/ s ago$/);
+    // Ten minutes at a time until the page has hydrated and its timer runs: then it says hours.
+    await expect
+      .poll(
+        async () => {
+          await page.clock.fastForward("10:00");
+          return created.textContent();
+        },
+        { timeout: 15_000 },
+      )
+      .toMatch(/^\d+(\.\d)? (min|h) ago$/);
+    await context.close();
+  });
+
   it("shows the attempts with their fencing tokens and outcomes, the arguments as collapsible JSON, and never the raw Idempotency-Key", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await openOperations(context);

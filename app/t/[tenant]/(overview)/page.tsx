@@ -7,7 +7,7 @@ import { serializeOperationsQuery, type OperationStateName, type OperationsQuery
 import { BarChart } from "@/components/ui/bar-chart";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
-import { formatDuration } from "@/components/ui/time-ago";
+import { formatDuration } from "@/components/ui/format-age";
 import { utcDateTime } from "@/components/timeline/format-time";
 import { StatCard } from "../_components/stat-card";
 import type { Metadata } from "next";

@@ -1,18 +1,11 @@
 "use client";
 
-import { useEffect, useState } from "react";
-import { formatDuration } from "@/components/ui/time-ago";
+import { formatDuration } from "@/components/ui/format-age";
+import { useTickingNow } from "@/components/ui/use-ticking-now";
 
-// Time left before an approval expires, ticking. Starts from the server's `now` so the first
-// paint matches the server's HTML (no hydration mismatch), then advances by the time elapsed in the browser.
+// Time left before an approval expires, ticking every second from the server's `now`.
 export function Countdown({ until, now }: { until: string; now: number }) {
-  const [current, setCurrent] = useState(now);
-  useEffect(() => {
-    // Elapsed time on the browser's clock added to the server's: a skewed browser clock does not matter.
-    const mountedAt = Date.now();
-    const timer = setInterval(() => setCurrent(now + (Date.now() - mountedAt)), 1000);
-    return () => clearInterval(timer);
-  }, [now]);
+  const current = useTickingNow(now, 1000);
   const left = Date.parse(until) - current;
   const urgent = left < 15 * 60 * 1000;
   return (

@@ -6,7 +6,9 @@ import { useRouter } from "next/navigation";
 import type { ReconcileRow } from "@/lib/console/reconcile-queue";
 import { ResolveDialog, type ResolveOutcome } from "@/components/resolve-dialog/resolve-dialog";
 import { StateBadge } from "@/components/ui/state-badge";
-import { TimeAgo, formatAge } from "@/components/ui/time-ago";
+import { TimeAgo } from "@/components/ui/time-ago";
+import { formatAge } from "@/components/ui/format-age";
+import { useTickingNow } from "@/components/ui/use-ticking-now";
 import { ResolveSummary } from "./resolve-summary";
 
 // The queue as a plain table: select rows (or all) and resolve them with one outcome and one
@@ -29,6 +31,8 @@ export function ReconcileTable({
   empty?: ReactNode;
 }) {
   const router = useRouter();
+  // The queue's ages keep counting while it stays open, as its TimeAgo cells do.
+  const current = useTickingNow(now, 10_000);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [dialogIds, setDialogIds] = useState<string[] | null>(null);
   const toolsById = Object.fromEntries(rows.map((r) => [r.id, r.tool]));
@@ -126,7 +130,7 @@ export function ReconcileTable({
                     <input type="checkbox" aria-label={`Select ${r.id}`} checked={selected.has(r.id)} onChange={() => toggle(r.id)} />
                   </td>
                 ) : null}
-                <td title={r.createdAt}>{formatAge(now - new Date(r.createdAt).getTime()).replace(/ ago$/, "")}</td>
+                <td title={r.createdAt}>{formatAge(current - new Date(r.createdAt).getTime()).replace(/ ago$/, "")}</td>
                 <td>
                   <Link href={`/t/${tenant}/operations/${r.id}`} className="mono">
                     {r.id}
