@@ -171,6 +171,35 @@ describe("the webhook inbox (viewer)", () => {
   });
 });
 
+// Console review: an operator watching the inbox for a provider's event had to reload by hand.
+describe("auto-refresh (viewer)", () => {
+  it("once switched on (and remembered), a new event shows up without a reload", async () => {
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, viewer);
+    await page.clock.install();
+    await page.goto(`${app.baseUrl}/t/acme/inbox`);
+    const toggle = page.getByRole("checkbox", { name: "Auto-refresh" });
+    expect(await toggle.isChecked()).toBe(false);
+    await toggle.check();
+    await page.reload();
+    await expect.poll(() => toggle.isChecked()).toBe(true);
+
+    const fresh = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.created", "arrives-while-open")));
+    expect(await card(page, fresh.body.eventId).count()).toBe(0);
+    await expect
+      .poll(
+        async () => {
+          await page.clock.fastForward(15_000);
+          return card(page, fresh.body.eventId).count();
+        },
+        { timeout: 20_000 },
+      )
+      .toBe(1);
+    await toggle.uncheck();
+    await context.close();
+  });
+});
+
 describe("filtering the inbox (operator)", () => {
   it("narrows the inbox by reason, connection and an exact value, pages within the filter, and says when nothing matches", async () => {
     // 26 unmatched invoices through a second connection (one more than a page), and one event

@@ -7,6 +7,7 @@ import { serializeOperationsQuery, type OperationStateName, type OperationsQuery
 import { BarChart } from "@/components/ui/bar-chart";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
+import { AutoRefresh } from "@/components/ui/auto-refresh";
 import { formatDuration } from "@/components/ui/format-age";
 import { utcDateTime } from "@/components/timeline/format-time";
 import { StatCard } from "../_components/stat-card";
@@ -56,6 +57,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ tenan
     <>
       <PageHeader
         title={`${tenant.name}: overview`}
+        actions={<AutoRefresh page="overview" />}
         description={
           <>
             Open work right now, and the last 24 hours up to <time dateTime={stats.now}>{utcDateTime(stats.now).slice(0, 16)} UTC</time>.

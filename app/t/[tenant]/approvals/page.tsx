@@ -8,6 +8,7 @@ import { listApprovals } from "@/lib/approvals/list-approvals";
 import { ProblemError } from "@/lib/http/problem";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
+import { AutoRefresh } from "@/components/ui/auto-refresh";
 import { RememberListQuery } from "@/components/ui/crumbs";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
@@ -44,6 +45,7 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
       <RememberListQuery path={base} />
       <PageHeader
         title="Approvals"
+        actions={<AutoRefresh page="approvals" />}
         description="Tools whose policy requires a person's yes. Each approval covers exactly the arguments shown; the agent's next claim runs them once, or gets 403 if rejected."
       />
       <nav className="tabs row" aria-label="Approval lists">

@@ -6,6 +6,7 @@ import { countInbox, inboxFacets, listInbox } from "@/lib/console/webhook-inbox"
 import { hasInboxFilters, loadInboxQuery, serializeInboxQuery } from "@/lib/console/inbox-query";
 import { decodeTimeCursor, encodeTimeCursor } from "@/lib/console/time-cursor";
 import { PageHeader } from "@/components/ui/page-header";
+import { AutoRefresh } from "@/components/ui/auto-refresh";
 import { EmptyState } from "@/components/ui/empty-state";
 import { InboxList } from "./_components/inbox-list";
 import { InboxFilters } from "./_components/inbox-filters";
@@ -43,6 +44,7 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
     <>
       <PageHeader
         title="Inbox"
+        actions={<AutoRefresh page="inbox" />}
         description={
           handled
             ? "Events a person decided, the latest decision first: matched to an operation here, or ignored with a reason. An ignored event can still be matched."

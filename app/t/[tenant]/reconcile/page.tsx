@@ -6,6 +6,7 @@ import { can } from "@/lib/auth/roles";
 import { countReconcileQueue, listReconcileQueue } from "@/lib/console/reconcile-queue";
 import { decodeTimeCursor, encodeTimeCursor } from "@/lib/console/time-cursor";
 import { PageHeader } from "@/components/ui/page-header";
+import { AutoRefresh } from "@/components/ui/auto-refresh";
 import { EmptyState } from "@/components/ui/empty-state";
 import { ReconcileTable } from "./_components/reconcile-table";
 import type { Metadata } from "next";
@@ -36,6 +37,7 @@ export default async function ReconcilePage({ params, searchParams }: { params: 
     <>
       <PageHeader
         title="Reconcile"
+        actions={<AutoRefresh page="reconcile" />}
         description={
           total
             ? `${count(total)} operation${total === 1 ? "" : "s"} whose outcome nobody knows, oldest first. Agents retrying them get 409 outcome-unknown until someone resolves them.`
