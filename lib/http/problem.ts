@@ -77,7 +77,9 @@ export class ProblemError extends Error {
 
 export function problemBody(code: ProblemCode, detail: string, extras: Record<string, unknown> = {}): ProblemBody {
   const { status, title } = problemCodes[code];
-  return { type: `urn:tollgate:problem:${code}`, title, status, detail, code, ...extras };
+  const own = { type: `urn:tollgate:problem:${code}`, title, status, detail, code };
+  // Extras add members, never replace these (an event's `status` once overwrote the HTTP status).
+  return { ...own, ...extras, ...own };
 }
 
 export function problemResponse(error: ProblemError, headers: Record<string, string> = {}): Response {

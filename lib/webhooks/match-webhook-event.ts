@@ -4,8 +4,9 @@ import { metrics } from "@/lib/metrics/registry";
 import type { OperationView } from "@/lib/operations/operation-schemas";
 import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
 import type { MatchEventRequest } from "@/lib/webhooks/webhook-schemas";
+import { eventDecidedProblem, type DecidedAnswer } from "@/lib/webhooks/event-decided-problem";
 
-type Answer = { code: string; op?: SqlOperation; status?: string };
+type Answer = { code: string; op?: SqlOperation } & DecidedAnswer;
 
 // The inbox's "match": an operator ties an unmatched, unmapped or contradicting event to one of
 // the tenant's operations with an outcome. A processing or unknown operation is settled by it
@@ -15,7 +16,7 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
   const { input } = options;
   const rows = await options.db.$queryRaw<{ r: Answer }[]>`
     SELECT tollgate_webhook_match(${options.tenantId}, ${options.eventId}, ${input.operationId}, ${input.outcome},
-      ${input.reason ?? null}, ${options.actor}) AS r`;
+      ${input.reason ?? null}, ${options.actor}, ${input.eventStatus ?? null}) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_webhook_match returned nothing");
   switch (r.code) {
@@ -30,7 +31,7 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
         extras: { errors: [{ path: "operationId", message: "no such operation in this tenant" }] },
       });
     case "event-decided":
-      throw new ProblemError("invalid-state", `This event was already decided (${r.status}); reload the inbox.`, { extras: { status: r.status } });
+      throw eventDecidedProblem(r);
     case "invalid-state":
       throw new ProblemError(
         "invalid-state",

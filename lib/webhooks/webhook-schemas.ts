@@ -86,6 +86,9 @@ export const matchEventRequestSchema = z
     operationId: z.string().trim().min(1, "choose an operation").max(200),
     outcome: z.enum(["succeeded", "failed"]),
     reason: z.string().trim().max(2000).optional(),
+    // The event's status as the operator saw it: decided meanwhile by someone else, it is a 409
+    // rather than matched over their decision. Required to match an ignored event.
+    eventStatus: z.enum(["unmatched", "unmapped", "contradicting", "ignored"]).optional(),
   })
   .strict();
 

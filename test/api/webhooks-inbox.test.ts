@@ -140,18 +140,27 @@ describe("matching from the inbox", () => {
     expect(await app.db.auditEvent.count({ where: { targetId: settled.operationId, action: "operation.webhook_matched" } })).toBe(1);
   });
 
-  it("a concurrent match and ignore of one event: exactly one wins", async () => {
-    const op = await unknownOp();
-    const eventId = await inboxEvent("ticket.created", "race");
+  // API review: once an ignored event could be matched, a match racing an ignore won after it
+  // (both 200, the ignorer told "ignored" of an event then matched): the match says the status
+  // it saw, and one that saw none never matches an ignored event.
+  it.each([{ seen: "unmatched" }, { seen: undefined }])("a concurrent match (status seen: $seen) and ignore of one event: exactly one wins, every time", async ({ seen }) => {
+    for (let round = 0; round < 8; round++) {
+      const op = await unknownOp();
+      const eventId = await inboxEvent("ticket.created", `race-${round}`);
 
-    const [m, i] = await Promise.all([
-      as.operator.post(matchPath(eventId), { operationId: op.operationId, outcome: "succeeded" }),
-      as.admin.post(ignorePath(eventId), { reason: "duplicate of another ticket" }),
-    ]);
+      const [m, i] = await Promise.all([
+        as.operator.post(matchPath(eventId), { operationId: op.operationId, outcome: "succeeded", ...(seen ? { eventStatus: seen } : {}) }),
+        as.admin.post(ignorePath(eventId), { reason: "duplicate of another ticket" }),
+      ]);
 
-    expect([m.status, i.status].sort()).toEqual([200, 409]);
-    expect(await eventAudit(eventId)).toHaveLength(1);
-    expect((await operation(op.operationId)).state).toBe(m.status === 200 ? "succeeded" : "unknown");
+      expect([m.status, i.status].sort(), `round ${round}: ${m.text} ${i.text}`).toEqual([200, 409]);
+      expect(await eventAudit(eventId)).toHaveLength(1);
+      expect((await operation(op.operationId)).state).toBe(m.status === 200 ? "succeeded" : "unknown");
+      const lost = m.status === 409 ? m : i;
+      // The loser hears what the event is now, who decided it and why; `status` stays the HTTP status.
+      expect(lost.body).toMatchObject({ status: 409, code: "invalid-state", eventStatus: m.status === 409 ? "ignored" : "matched" });
+      if (m.status === 409) expect(lost.body.detail).toContain(`ignored by ${as.admin.email} ("duplicate of another ticket")`);
+    }
   });
 });
 
@@ -194,8 +203,16 @@ describe("the handled view", () => {
     expect((await inboxFacets({ db: app.db, tenantId: acme.tenantId })).handled).toBe(before.handled + 1);
     expect(await countInbox({ db: app.db, tenantId: acme.tenantId, filter: { status: "handled" } })).toBe(before.handled + 1);
 
+    // A match that did not see the ignore (a stale inbox tab) is refused, and says who ignored it and why.
+    const stale = await as.admin.post(matchPath(ignored), { operationId: op.operationId, outcome: "succeeded", eventStatus: "unmatched" });
+    expectProblem(stale, 409, "invalid-state");
+    expect(stale.body).toMatchObject({ eventStatus: "ignored", decidedBy: `user:${as.operator.email}` });
+    expect(stale.body.detail).toContain(`ignored by ${as.operator.email} ("looked like a staging event")`);
+    expectProblem(await as.admin.post(matchPath(ignored), { operationId: op.operationId, outcome: "succeeded" }), 409, "invalid-state");
+    expect((await operation(op.operationId)).state).toBe("unknown");
+
     // The ignore was a mistake: the event is the evidence for the unknown operation.
-    const res = await as.admin.post(matchPath(ignored), { operationId: op.operationId, outcome: "succeeded", reason: "the ticket exists after all" });
+    const res = await as.admin.post(matchPath(ignored), { operationId: op.operationId, outcome: "succeeded", reason: "the ticket exists after all", eventStatus: "ignored" });
     expect(res.status, res.text).toBe(200);
     expect((await operation(op.operationId)).state).toBe("succeeded");
     expect(await event(ignored)).toMatchObject({ status: "matched", operationId: op.operationId, decidedBy: `user:${as.admin.email}` });
@@ -207,7 +224,24 @@ describe("the handled view", () => {
     expect(handled.filter((e) => e.id === ignored)).toHaveLength(1);
     // Decided once more is refused: a matched event stays matched.
     expectProblem(await as.admin.post(ignorePath(ignored), { reason: "again" }), 409, "invalid-state");
-    expectProblem(await as.admin.post(matchPath(ignored), { operationId: op.operationId, outcome: "succeeded" }), 409, "invalid-state");
+    expectProblem(await as.admin.post(matchPath(ignored), { operationId: op.operationId, outcome: "succeeded", eventStatus: "ignored" }), 409, "invalid-state");
+  });
+
+  it("matching a contradicting event, ignored first, with the outcome already recorded answers the operation's flag", async () => {
+    const settled = await claimNew();
+    const done = await call(app.baseUrl, "POST", `/api/v1/operations/${settled.operationId}/complete`, { key: acme.agent, body: { fencingToken: settled.token, outcome: "succeeded" } });
+    expect(done.status, done.text).toBe(200);
+    const eventId = await inboxEvent("ticket.rejected", settled.operationId);
+    expect((await event(eventId)).status).toBe("contradicting");
+    const flag = (await operation(settled.operationId)).flagReason;
+    expect(flag).toBeTruthy();
+    expect((await as.operator.post(ignorePath(eventId), { reason: "checking with the provider" })).status).toBe(200);
+
+    const res = await as.operator.post(matchPath(eventId), { operationId: settled.operationId, outcome: "succeeded", eventStatus: "ignored", reason: "the provider confirms the ticket" });
+    expect(res.status, res.text).toBe(200);
+    expect(await operation(settled.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null, flagReason: null });
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: settled.operationId, action: "operation.webhook_matched" } });
+    expect(audit.after).toMatchObject({ clearedFlag: flag, eventId });
   });
 
   it("pages by decision time, and the page reads it from the URL", async () => {

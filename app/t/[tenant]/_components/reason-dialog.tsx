@@ -1,6 +1,7 @@
 "use client";
 
 import { useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useRouter } from "next/navigation";
 import { Modal } from "./modal";
 import { sendJson } from "./send-json";
 import { DialogActions } from "@/components/ui/dialog-actions";
@@ -36,6 +37,7 @@ export function ReasonDialog({
   onClose: () => void;
   onDone: () => void;
 }) {
+  const router = useRouter();
   const [reason, setReason] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -51,7 +53,11 @@ export function ReasonDialog({
     setError(null);
     const res = await sendJson(url, "POST", { ...body, reason: reason.trim() });
     setBusy(false);
-    if (!res.ok) return setError(`${res.detail.replace(/\.?$/, ".")} Nothing was changed.`);
+    if (!res.ok) {
+      // Overtaken (decided or cleared by someone else): the page behind shows it as it stands now.
+      if (res.status === 409) router.refresh();
+      return setError(`${res.detail.replace(/\.?$/, ".")} Nothing was changed.`);
+    }
     onDone();
   }
 

@@ -1,6 +1,7 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
+import { useRouter } from "next/navigation";
 import type { InboxEvent } from "@/lib/console/webhook-inbox";
 import { Modal } from "../../_components/modal";
 import { sendJson } from "../../_components/send-json";
@@ -19,6 +20,7 @@ const outcomes = [
 // one is only linked, and the server refuses a link that contradicts it.
 export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant: string; target: MatchTarget; actor: string; onClose: () => void; onDone: (d: Done) => void }) {
   const { event } = target;
+  const router = useRouter();
   const [operationId, setOperationId] = useState(target.operationId);
   // What the operator compares with the payload: the chosen candidate's arguments.
   const candidate = event.candidates.find((c) => c.id === operationId.trim());
@@ -36,10 +38,15 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
     const res = await sendJson<{ operationId: string; state: string }>(
       `/api/console/${encodeURIComponent(tenant)}/webhook-events/${encodeURIComponent(event.id)}/match`,
       "POST",
-      { operationId: operationId.trim(), outcome, reason: reason.trim() || undefined },
+      // The status this card showed: decided meanwhile by someone else, the server refuses.
+      { operationId: operationId.trim(), outcome, reason: reason.trim() || undefined, eventStatus: event.status === "matched" ? undefined : event.status },
     );
     setBusy(false);
-    if (!res.ok) return setError(`${res.detail.replace(/\.?$/, ".")} Nothing was changed.`);
+    if (!res.ok) {
+      // Overtaken (decided in another tab, the operation settled): the page behind shows it now.
+      if (res.status === 409) router.refresh();
+      return setError(`${res.detail.replace(/\.?$/, ".")} Nothing was changed.`);
+    }
     onDone({ kind: "matched", eventId: event.id, operationId: res.data.operationId, state: res.data.state });
   }
 
