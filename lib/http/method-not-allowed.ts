@@ -16,6 +16,7 @@ export function otherMethods(route: string, allowed: readonly Method[]) {
   const refuse = withoutAuth(route, async ({ req }) => {
     throw new ProblemError("method-not-allowed", `${req.method} is not served here; this route serves ${allow}.`, { headers: { allow } });
   });
-  const OPTIONS = async () => new Response(null, { status: 204, headers: { allow } });
+  // Through the same wrapper as every answer: a request id, a log line and a metric.
+  const OPTIONS = withoutAuth(route, async () => new Response(null, { status: 204, headers: { allow } }));
   return { GET: refuse, POST: refuse, PUT: refuse, PATCH: refuse, DELETE: refuse, OPTIONS };
 }

@@ -15,12 +15,13 @@ type RouteFile = { file: string; url: string; serves: string[] };
 function routeFiles(dir = "app/api"): RouteFile[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name.startsWith("[...") ? [] : routeFiles(full);
+    // The catch-all 404 route serves no method; next-auth's is checked at one of its paths.
+    if (entry.isDirectory()) return entry.name === "[...path]" ? [] : routeFiles(full);
     if (entry.name !== "route.ts") return [];
     const source = readFileSync(full, "utf8");
-    const serves = METHODS.filter((m) => new RegExp(`^export (const|async function|function) ${m}\\b`, "m").test(source));
+    const serves = METHODS.filter((m) => new RegExp(`^export (const|async function|function) ${m}\\b|^export \\{[^}]*\\bas ${m}\\b`, "m").test(source));
     // A concrete URL: every [param] becomes a value of its own.
-    const url = `/${path.dirname(full).slice("app/".length)}`.replace(/\[([^\]]+)\]/g, "x-$1");
+    const url = `/${path.dirname(full).slice("app/".length)}`.replace(/\[\.\.\.nextauth\]/, "session").replace(/\[([^\]]+)\]/g, "x-$1");
     return [{ file: full, url, serves }];
   });
 }
@@ -59,5 +60,15 @@ describe("methods a route does not serve", () => {
     expect(options.status, `OPTIONS ${url}: ${options.text}`).toBe(204);
     expect(options.headers.get("allow")).toBe(allow);
     expect(options.text).toBe("");
+    expect(options.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("an /api path no route serves is a problem+json 404 for OPTIONS too (Next.js answered 204 with every method)", async () => {
+    for (const url of ["/api/nope", "/api/v1/nope/deeper"]) {
+      const res = await call(app.baseUrl, "OPTIONS", url, {});
+      expect(res.status, `OPTIONS ${url}: ${res.text}`).toBe(404);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect(res.headers.get("allow")).toBeNull();
+    }
   });
 });

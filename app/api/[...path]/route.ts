@@ -8,4 +8,5 @@ const notFound = withoutAuth("/api/*", async ({ req }) => {
   throw new ProblemError("not-found", `No route ${req.method} ${new URL(req.url).pathname}.`);
 });
 
-export { notFound as GET, notFound as POST, notFound as PUT, notFound as PATCH, notFound as DELETE };
+// OPTIONS too: Next.js's own answer was a 204 listing every method for a path that serves none.
+export { notFound as GET, notFound as POST, notFound as PUT, notFound as PATCH, notFound as DELETE, notFound as OPTIONS };

@@ -1,5 +1,6 @@
 import NextAuth from "next-auth";
 import { authOptions } from "@/lib/auth/auth-options";
+import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
 
@@ -9,3 +10,5 @@ function handler(req: Request, ctx: { params: Promise<{ nextauth: string[] }> })
 }
 
 export { handler as GET, handler as POST };
+// The rest as every API route answers them (Next.js alone gave an empty 405 without Allow).
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods("/api/auth/*", ["GET", "POST"]);
