@@ -85,6 +85,8 @@ describe("the webhook inbox (operator)", () => {
     expect(await dialog.getByLabel("Operation id").inputValue()).toBe(unknownOp);
     // The connection maps ticket.created to succeeded: the dialog proposes it for confirmation.
     expect(await dialog.getByRole("radio", { name: /^Succeeded/ }).isChecked()).toBe(true);
+    // Focus starts on that outcome, to confirm, not on the dialog's × (console review).
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value)).toBe("succeeded");
     await dialog.getByLabel("Note (optional)").fill("Ticket T-5150 in the payload is the one the executor saw.");
     await screenshot(page, "inbox-match-dialog");
     await dialog.getByRole("button", { name: "Match", exact: true }).click();
@@ -125,6 +127,9 @@ describe("the webhook inbox (operator)", () => {
     await openInbox(page);
     await card(page, strayEvent).getByRole("button", { name: `Ignore ${strayEvent}` }).click();
     const dialog = page.getByRole("dialog", { name: "Ignore webhook event" });
+    await dialog.waitFor();
+    // Typing goes to the reason at once (showModal() had put focus on the ×; console review).
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe("TEXTAREA");
     await dialog.getByRole("button", { name: "Ignore event" }).click();
     await dialog.getByText("A reason is required").waitFor();
     expect((await app.db.webhookEvent.findUniqueOrThrow({ where: { id: strayEvent } })).status).toBe("unmatched");

@@ -2,7 +2,7 @@
 
 import { useEffect, useRef, type ReactNode } from "react";
 
-// A native modal <dialog>: focus moves into it, Tab stays inside, Escape closes it, and focus
+// A native modal <dialog>: focus moves into it (to its [data-autofocus] element if any), Tab stays inside, Escape closes it, and focus
 // returns to the control that opened it (by hand: the dialog leaves the DOM rather than closing,
 // so the browser's own restore does not happen). Rendered only while open.
 export function Modal({ title, description, onClose, children, wide = false }: { title: string; description?: ReactNode; onClose: () => void; children: ReactNode; wide?: boolean }) {
@@ -11,6 +11,9 @@ export function Modal({ title, description, onClose, children, wide = false }: {
     const dialog = ref.current;
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
     if (dialog && !dialog.open) dialog.showModal();
+    // showModal() focuses the dialog's first focusable element (the × button): React's autoFocus
+    // ran before it and lost. The field a dialog is about says so with data-autofocus.
+    dialog?.querySelector<HTMLElement>("[data-autofocus]")?.focus();
     return () => {
       dialog?.close();
       if (opener?.isConnected) opener.focus();

@@ -67,7 +67,7 @@ export function ReasonDialog({
         {note ? <p className="muted small">{note}</p> : null}
         <label>
           Reason (required)
-          <textarea ref={reasonRef} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={2000} aria-invalid={Boolean(error)} autoFocus placeholder={placeholder} />
+          <textarea ref={reasonRef} value={reason} onChange={(e) => setReason(e.target.value)} maxLength={2000} aria-invalid={Boolean(error)} data-autofocus placeholder={placeholder} />
         </label>
         {error ? (
           <div className="field-error" role="alert">

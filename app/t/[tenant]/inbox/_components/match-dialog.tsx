@@ -63,7 +63,7 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
       <form onSubmit={submit} noValidate className="stack">
         <label>
           Operation id
-          <input value={operationId} onChange={(e) => setOperationId(e.target.value)} className="mono" placeholder="op_…" autoFocus={!target.operationId} />
+          <input value={operationId} onChange={(e) => setOperationId(e.target.value)} className="mono" placeholder="op_…" data-autofocus={target.operationId ? undefined : true} />
         </label>
         {candidate?.argsPreview ? (
           <p className="small">
@@ -74,7 +74,15 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
           <legend>{event.outcome ? `The connection maps ${event.eventType} to ${event.outcome}: confirm, or correct it` : "What happened? (its type maps to no outcome)"}</legend>
           {outcomes.map((o) => (
             <label key={o.value} className="choice">
-              <input type="radio" name="outcome" value={o.value} checked={outcome === o.value} onChange={() => setOutcome(o.value)} />
+              {/* A chosen candidate: focus starts on the outcome to confirm (the event's own, when it maps to one). */}
+              <input
+                type="radio"
+                name="outcome"
+                value={o.value}
+                checked={outcome === o.value}
+                onChange={() => setOutcome(o.value)}
+                data-autofocus={target.operationId && (outcome ? outcome === o.value : o.value === "succeeded") ? true : undefined}
+              />
               <span>
                 <strong>{o.label}</strong> <span className="muted">{o.hint}</span>
               </span>
