@@ -262,6 +262,41 @@ describe("the handled view", () => {
     expect(page.text).toContain(`Webhook event ${ids[1]}`);
     expect(page.text).toContain("stray 1");
     expect(page.text).not.toContain(`Webhook event ${ids[0]}`);
+    const none = await as.operator.request("GET", `/t/acme/inbox?status=handled&q=no-such-event`);
+    expect(none.text).toContain("No handled event matches these filters");
+  });
+
+  // Console review: the handled view offered the waiting counts per connection (and no
+  // connection whose events were all decided), said "Outcome it says" of the operator's choice,
+  // and linked an operation pruned since to a 404.
+  it("counts its own events per connection, says what the event was matched as, and names a pruned operation without a link", async () => {
+    const auditSecret = newStandardSecret();
+    const { connectionId: audits } = await createConnection(app.baseUrl, acme.admin, "audits", { scheme: "standard-webhooks", secrets: [auditSecret] });
+    const op = await claimNew();
+    // An unmapped type naming the operation: the operator chooses the outcome.
+    const eventId = await inboxEvent("ticket.escalated", op.operationId, {}, audits, auditSecret);
+    expect((await event(eventId)).status).toBe("unmapped");
+    expect((await as.operator.post(matchPath(eventId), { operationId: op.operationId, outcome: "failed", eventStatus: "unmapped" })).status).toBe(200);
+
+    const waiting = await inboxFacets({ db: app.db, tenantId: acme.tenantId });
+    expect(waiting.connections.find((c) => c.name === "audits")).toBeUndefined();
+    const decided = await inboxFacets({ db: app.db, tenantId: acme.tenantId, handled: true });
+    expect(decided.connections.find((c) => c.name === "audits")).toEqual({ name: "audits", count: 1 });
+    expect(decided.connections.reduce((n, c) => n + c.count, 0)).toBe(decided.handled);
+
+    const shown = async () => (await as.operator.request("GET", `/t/acme/inbox?status=handled&connection=audits`)).text;
+    let html = await shown();
+    expect(html).toContain("Matched as");
+    expect(html).toContain(`href="/t/acme/operations/${op.operationId}"`);
+    // No note was written: the stored default is not quoted as if someone had.
+    const decisionLine = html.match(/<p class="small decision">.*?<\/p>/)?.[0];
+    expect(decisionLine).toContain("Matched");
+    expect(decisionLine).not.toContain("matched webhook event");
+
+    await app.db.$executeRaw`DELETE FROM operation WHERE id = ${op.operationId}`;
+    html = await shown();
+    expect(html).not.toContain(`href="/t/acme/operations/${op.operationId}"`);
+    expect(html).toContain("no longer stored: pruned after its retention");
   });
 });
 

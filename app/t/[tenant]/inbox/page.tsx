@@ -31,7 +31,7 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
   const handled = query.status === "handled";
   const [page, facets, matching] = await Promise.all([
     listInbox({ db: db(), tenantId: tenant.id, limit: PAGE_SIZE, before: cursor, filter }),
-    inboxFacets({ db: db(), tenantId: tenant.id }),
+    inboxFacets({ db: db(), tenantId: tenant.id, handled: query.status === "handled" }),
     filtered ? countInbox({ db: db(), tenantId: tenant.id, filter }) : null,
   ]);
   const total = facets.byStatus.unmatched + facets.byStatus.unmapped + facets.byStatus.contradicting;
@@ -47,7 +47,7 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
         actions={<AutoRefresh page="inbox" />}
         description={
           handled
-            ? "Events a person decided, the latest decision first: matched to an operation here, or ignored with a reason. An ignored event can still be matched."
+            ? `Events a person decided, the latest decision first: matched to an operation here, or ignored with a reason.${canMatch ? " An ignored event can still be matched." : ""}`
             : total
             ? `${total.toLocaleString("en-US")} verified webhook event${total === 1 ? "" : "s"} Tollgate could not act on by itself, newest first: no operation matched, the event type maps to no outcome, or the event contradicts a settled outcome.`
             : "Verified webhook events Tollgate could not act on by itself wait here."
@@ -65,6 +65,11 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
           empty && handled && !query.q && !query.connection ? (
             <EmptyState title="Nothing handled yet">
               Events an operator matched to an operation or ignored are listed here, with who decided, when and why. <Link href={base}>Back to the inbox</Link>
+            </EmptyState>
+          ) : empty && handled ? (
+            <EmptyState title="No handled event matches these filters">
+              The search matches an event id, a provider event id, a correlation value or an event type exactly. An event still waiting is under{" "}
+              <Link href={`${base}${serializeInboxQuery({ ...query, status: null, before: null })}`}>All</Link>.
             </EmptyState>
           ) : empty && filtered ? (
             <EmptyState title="No event in the inbox matches these filters">

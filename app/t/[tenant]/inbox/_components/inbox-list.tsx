@@ -86,16 +86,26 @@ export function InboxList({
             <dd className="mono">{e.providerEventId}</dd>
             <dt>Correlation value</dt>
             <dd>{e.correlationValue ? <code>{e.correlationValue}</code> : <span className="muted">none in the payload</span>}</dd>
-            <dt>Outcome it says</dt>
+            {/* A match stores the outcome the person chose, which may not be the event's own (an unmapped type has none). */}
+            <dt>{e.status === "matched" ? "Matched as" : "Outcome it says"}</dt>
             <dd>{e.outcome ?? <span className="muted">none: its type is not in the connection&apos;s outcome map</span>}</dd>
             {e.operationId ? (
               <>
                 <dt>{e.status === "matched" ? "Matched to" : "Names operation"}</dt>
                 <dd>
-                  <Link href={`/t/${tenant}/operations/${e.operationId}`} className="mono">
-                    {e.operationId}
-                  </Link>{" "}
-                  {e.operationState ? <StateBadge state={e.operationState} /> : null}
+                  {/* No state: the operation is gone (pruned after its retention), so no link to a 404. */}
+                  {e.operationState ? (
+                    <>
+                      <Link href={`/t/${tenant}/operations/${e.operationId}`} className="mono">
+                        {e.operationId}
+                      </Link>{" "}
+                      <StateBadge state={e.operationState} />
+                    </>
+                  ) : (
+                    <>
+                      <code>{e.operationId}</code> <span className="muted">(no longer stored: pruned after its retention)</span>
+                    </>
+                  )}
                 </dd>
               </>
             ) : null}
@@ -180,7 +190,8 @@ function DecisionLine({ status, decision, now }: { status: InboxEvent["status"];
   return (
     <p className="small decision">
       {status === "ignored" ? "Ignored" : "Matched"} by <strong>{decision.by.replace(/^user:/, "")}</strong> <TimeAgo at={decision.at} now={now} />
-      {decision.reason ? (
+      {/* A match without a note stores a default one ("matched webhook event … in the inbox"): nobody wrote it. */}
+      {decision.reason && !/^matched webhook event \S+ in the inbox$/.test(decision.reason) ? (
         <>
           : <q className="wrap-anywhere">{decision.reason}</q>
         </>
@@ -204,7 +215,8 @@ function DoneNotice({ done, tenant, onDismiss }: { done: Done; tenant: string; o
         </>
       ) : (
         <>
-          Ignored <code>{done.eventId}</code>. It is listed under Handled, with who ignored it and why, and can still be matched there.
+          Ignored <code>{done.eventId}</code>. It is listed under <Link href={`/t/${tenant}/inbox?status=handled`}>Handled</Link>, with who ignored it and why, and can
+          still be matched there.
         </>
       )}
     </FocusedNotice>
