@@ -272,7 +272,9 @@ describe("reconcile queue (viewer)", () => {
 
     expect(await shownQueue(page)).toEqual(queue);
     expect(await queueTable(page).getByRole("checkbox").count()).toBe(0);
-    expect(await page.getByRole("checkbox").count()).toBe(0);
+    // The only checkbox a viewer has is the page's own Auto-refresh switch: no row selection.
+    expect(await page.getByRole("checkbox").count()).toBe(1);
+    expect(await page.getByRole("checkbox", { name: "Auto-refresh" }).count()).toBe(1);
     expect(await page.getByRole("button", { name: /Resolve/ }).count()).toBe(0);
     expect(await page.getByRole("toolbar", { name: "Bulk actions" }).count()).toBe(0);
     await screenshot(page, "reconcile-queue-viewer");

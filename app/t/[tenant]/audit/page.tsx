@@ -31,7 +31,7 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
   return (
     <>
       <PageHeader title="Audit log" description="Every change to operations, approvals, tools, keys and users: who (actor), what (action and target), why (reason), and the state before and after. Append-only." />
-      <AuditFilters key={serializeAuditQuery({ ...query, before: null, after: null })} />
+      <AuditFilters />
       {page.scannedTo ? (
         <p className="notice small" role="status">
           Searched back to event #{page.scannedTo} ({(20_000).toLocaleString("en-US")} events per page) and found {page.rows.length ? "only these" : "no"} matches there.{" "}

@@ -54,7 +54,7 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
         }
       />
       {canMatch || empty ? null : <p className="muted small">Your role ({user.role}) can read the inbox; matching and ignoring need an operator or an admin.</p>}
-      {total > 0 || facets.handled > 0 ? <InboxFilters key={serializeInboxQuery({ ...query, before: null })} counts={{ all: total, ...facets }} /> : null}
+      {total > 0 || facets.handled > 0 ? <InboxFilters counts={{ all: total, ...facets }} /> : null}
       <InboxList
         events={page.events}
         tenant={tenant.slug}

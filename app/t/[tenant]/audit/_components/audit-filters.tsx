@@ -1,8 +1,9 @@
 "use client";
 
-import { useState, useTransition, type FormEvent } from "react";
+import { useTransition, type FormEvent } from "react";
 import { useQueryStates } from "nuqs";
-import { auditQueryParsers, auditTargetTypes, knownAuditActions } from "@/lib/console/audit-query";
+import { auditQueryParsers, auditTargetTypes, knownAuditActions, serializeAuditQuery } from "@/lib/console/audit-query";
+import { useDraft } from "@/components/ui/use-draft";
 
 // A few views people want often, one click away.
 const quick = [
@@ -23,7 +24,14 @@ const fromInput = (v: string) => (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(v) ? new Da
 export function AuditFilters() {
   const [query, setQuery] = useQueryStates(auditQueryParsers, { shallow: false, history: "push" });
   const [pending, startTransition] = useTransition();
-  const [draft, setDraft] = useState(() => ({ action: query.action, actor: query.actor, type: query.type ?? "", target: query.target, from: toInput(query.from), to: toInput(query.to) }));
+  const [draft, setDraft] = useDraft(serializeAuditQuery({ ...query, before: null, after: null }), () => ({
+    action: query.action,
+    actor: query.actor,
+    type: query.type ?? "",
+    target: query.target,
+    from: toInput(query.from),
+    to: toInput(query.to),
+  }));
   const set = (key: keyof typeof draft, value: string) => setDraft((d) => ({ ...d, [key]: value }));
   const apply = (next: typeof draft) =>
     startTransition(() => {

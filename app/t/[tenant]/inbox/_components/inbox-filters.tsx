@@ -1,6 +1,7 @@
 "use client";
 
-import { useState, useTransition, type FormEvent } from "react";
+import { useRef, useTransition, type FormEvent } from "react";
+import { useDraft } from "@/components/ui/use-draft";
 import { useQueryStates } from "nuqs";
 import { inboxQueryParsers, inboxStatuses, type InboxStatus, type InboxView } from "@/lib/console/inbox-query";
 
@@ -14,7 +15,8 @@ const statusLabel: Record<InboxStatus, string> = { unmatched: "Unmatched", unmap
 export function InboxFilters({ counts }: { counts: InboxCounts }) {
   const [query, setQuery] = useQueryStates(inboxQueryParsers, { shallow: false, history: "push" });
   const [pending, startTransition] = useTransition();
-  const [q, setQ] = useState(query.q);
+  const [q, setQ] = useDraft(query.q, () => query.q);
+  const searchBox = useRef<HTMLInputElement>(null);
   const apply = (patch: Partial<{ status: InboxView | null; connection: string; q: string }>) =>
     startTransition(() => void setQuery({ ...patch, before: null }));
   const submit = (e: FormEvent) => {
@@ -56,6 +58,7 @@ export function InboxFilters({ counts }: { counts: InboxCounts }) {
         <label>
           Find
           <input
+            ref={searchBox}
             type="search"
             value={q}
             onChange={(e) => setQ(e.target.value)}
@@ -75,6 +78,8 @@ export function InboxFilters({ counts }: { counts: InboxCounts }) {
             onClick={() => {
               setQ("");
               apply({ status: null, connection: "", q: "" });
+              // This button leaves with the filters it cleared: focus goes to the search, not the page's body.
+              searchBox.current?.focus();
             }}
           >
             Clear
