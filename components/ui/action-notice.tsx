@@ -56,3 +56,18 @@ export function FocusedNotice({ onDismiss, children }: { onDismiss: () => void; 
     </div>
   );
 }
+
+// Server-rendered news that must take focus when it appears (a decision that was not recorded:
+// the form that had focus left the page with it).
+export function TakeFocus({ children }: { children: ReactNode }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    box.current?.focus();
+    box.current?.scrollIntoView({ block: "nearest" });
+  }, []);
+  return (
+    <div ref={box} tabIndex={-1} className="focus-target">
+      {children}
+    </div>
+  );
+}

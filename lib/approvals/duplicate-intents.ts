@@ -48,17 +48,28 @@ export async function findDuplicateIntents(options: { db: Db; tenantId: string; 
       principal: other.principal,
       createdAt: other.createdAt.toISOString(),
       differingPaths: leaves.map((d) => d.path),
-      differences: leaves.map((d) => ({ path: d.path, here: shortValue(d.before), there: shortValue(d.after) })),
+      differences: leaves.map((d) => ({ path: d.path, ...shortPair(d.before, d.after) })),
     });
   }
   // Identical first, then by time.
   return out.sort((a, b) => a.differingPaths.length - b.differingPaths.length || b.createdAt.localeCompare(a.createdAt));
 }
 
-function shortValue(v: Json | undefined): string {
-  if (v === undefined) return "(absent)";
-  const text = JSON.stringify(v);
-  return text.length > VALUE_CHARS ? `${text.slice(0, VALUE_CHARS - 1)}…` : text;
+// The two values as JSON, each cut to VALUE_CHARS characters (whole code points, never half an
+// emoji) around where they start to differ: two notes alike for their first 100 characters would
+// otherwise show the same text on both sides (console review).
+export function shortPair(here: Json | undefined, there: Json | undefined): { here: string; there: string } {
+  const a = [...(here === undefined ? "(absent)" : JSON.stringify(here))];
+  const b = [...(there === undefined ? "(absent)" : JSON.stringify(there))];
+  let same = 0;
+  while (same < a.length && same < b.length && a[same] === b[same]) same++;
+  // Some context before the first difference, unless it is near the start anyway.
+  const from = same > VALUE_CHARS / 2 ? same - 10 : 0;
+  const cut = (chars: string[]) => {
+    const piece = chars.slice(from, from + VALUE_CHARS - (from ? 1 : 0)).join("");
+    return `${from ? "…" : ""}${piece}${from + VALUE_CHARS - (from ? 1 : 0) < chars.length ? "…" : ""}`;
+  };
+  return { here: cut(a), there: cut(b) };
 }
 
 // Near-identical: few values differ AND most of the request is the same — the same keys at

@@ -154,6 +154,8 @@ describe("approvals (approver)", () => {
     const alert = page.getByRole("alert").filter({ hasText: "was not recorded" });
     await alert.waitFor();
     expect(await alert.textContent()).toMatch(/^Your rejection was not recorded: this request was already approved by api-key:/);
+    // The form that had focus is gone; the news that it did nothing has it.
+    await expect.poll(() => focusedText(page)).toMatch(/^Your rejection was not recorded/);
     await screenshot(page, "approval-race-not-recorded");
     expect(await app.db.approval.findUniqueOrThrow({ where: { id: approvalId } })).toMatchObject({ state: "approved", reason: null });
     await page.context().close();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type Json } from "@/lib/operations/canonical-json";
 import { diffPaths } from "@/lib/operations/diff-paths";
+import { shortPair } from "@/lib/approvals/duplicate-intents";
 
 const parse = (text: string) => JSON.parse(text) as Json;
 
@@ -70,5 +71,23 @@ describe("diffPaths", () => {
   it("uses the base it is given for the root path", () => {
     expect(diffPaths({ a: 1 }, { a: 2 }, "body")).toEqual(["body.a"]);
     expect(diffPaths(1, 2)).toEqual(["args"]);
+  });
+});
+
+describe("shortPair (the values a near-duplicate approval shows)", () => {
+  it("shows short values whole, and cuts long ones around where they start to differ", () => {
+    expect(shortPair(1200, 1250)).toEqual({ here: "1200", there: "1250" });
+    expect(shortPair(undefined, "x")).toEqual({ here: "(absent)", there: '"x"' });
+    const common = "Roll out the new invoice rounding to all EU customers after the freeze ends on Monday, then";
+    const pair = shortPair(`${common} tell support.`, `${common} tell finance.`);
+    expect(pair.here).not.toBe(pair.there);
+    expect(pair.here.startsWith("…")).toBe(true);
+    expect(pair.here).toContain("tell support");
+    expect(pair.there).toContain("tell finance");
+  });
+
+  it("never cuts a character in half", () => {
+    const pair = shortPair("😀".repeat(80), `${"😀".repeat(79)}!`);
+    for (const text of [pair.here, pair.there]) expect(text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
   });
 });

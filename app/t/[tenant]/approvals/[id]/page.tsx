@@ -6,7 +6,7 @@ import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
 import { getApprovalDetail } from "@/lib/approvals/approval-detail";
 import { isStorableText } from "@/lib/console/storable-text";
-import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
+import { ActionNoticeProvider, ActionNoticeSlot, TakeFocus } from "@/components/ui/action-notice";
 import { Crumbs } from "@/components/ui/crumbs";
 import { JsonView } from "@/components/ui/json-view";
 import { StateBadge } from "@/components/ui/state-badge";
@@ -72,13 +72,14 @@ export default async function ApprovalPage({
         </div>
         <ActionNoticeSlot />
 
+        {/* An alert only while someone may still approve; a decided request keeps it as a note. */}
         {duplicates.length > 0 ? (
-          <div className="notice warn-notice duplicate-intent" role="alert">
+          <div className="notice warn-notice duplicate-intent" role={open ? "alert" : "note"}>
             <strong>Possible duplicate intent.</strong>{" "}
             {identical.length > 0
               ? `${identical.length} other operation${identical.length === 1 ? "" : "s"} of this tool ran with identical arguments under a different Idempotency-Key in the last 24 h.`
               : "Operations of this tool with nearly the same arguments ran under a different Idempotency-Key in the last 24 h."}{" "}
-            An agent that mints a new key on every retry looks exactly like this: check before you approve.
+            An agent that mints a new key on every retry looks exactly like this{open ? ": check before you approve." : "."}
             <ul className="compact-list">
               {duplicates.slice(0, 10).map((d) => (
                 <li key={d.operationId}>
@@ -124,14 +125,16 @@ export default async function ApprovalPage({
           <section className="panel" aria-labelledby="decision-title">
             <h2 id="decision-title">Decision</h2>
             {(notRecorded === "approve" || notRecorded === "reject") && a.state !== "pending" ? (
-              <p className="error" role="alert">
-                Your {notRecorded === "approve" ? "approval" : "rejection"} was not recorded: this request was already{" "}
-                {a.state === "expired" ? "expired" : `${a.state} by ${a.decidedBy ?? "someone else"}`}, as shown below.
-              </p>
+              <TakeFocus>
+                <p className="error" role="alert">
+                  Your {notRecorded === "approve" ? "approval" : "rejection"} was not recorded: this request was already{" "}
+                  {a.state === "expired" ? "expired" : `${a.state} by ${a.decidedBy?.replace(/^user:/, "") ?? "someone else"}`}, as shown below.
+                </p>
+              </TakeFocus>
             ) : null}
             <p>
               <StateBadge state={a.state === "pending" ? "rejected" : a.state} />{" "}
-              {a.state === "pending" ? "Expired undecided; the next claim or the sweep records it." : <>by {a.decidedBy} <TimeAgo at={a.decidedAt} now={now} /></>}
+              {a.state === "pending" ? "Expired undecided; the next claim or the sweep records it." : <>by {a.decidedBy?.replace(/^user:/, "")} <TimeAgo at={a.decidedAt} now={now} /></>}
             </p>
             {a.reason ? <p className="pre-wrap">{a.reason}</p> : null}
           </section>
