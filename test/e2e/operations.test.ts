@@ -143,6 +143,12 @@ describe("operations table (viewer)", () => {
     await page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Operations" }).click();
     await page.waitForURL((u) => u.pathname === "/t/acme/operations" && u.searchParams.get("tool") === TOOLS.tickets && u.searchParams.get("state") === "unknown");
     await expectRows(page, both, `Rows 1–${both.length} of ${both.length}`);
+
+    // Elsewhere first (the inbox), then a trace: the breadcrumb is the plain list, not filters this tab used before.
+    await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Inbox/ }).click();
+    await page.waitForURL((u) => u.pathname === "/t/acme/inbox");
+    await page.goto(`${app.baseUrl}/t/acme/operations/${both[0]}`);
+    expect(await page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Operations" }).getAttribute("href")).toBe("/t/acme/operations");
     await context.close();
   });
 

@@ -9,6 +9,7 @@ import { countInbox } from "@/lib/console/webhook-inbox";
 import { NavLinks, type NavItem } from "@/components/shell/nav-links";
 import { TenantSwitcher } from "@/components/shell/tenant-switcher";
 import { SignOutButton } from "@/components/shell/sign-out-button";
+import { ForgetListsLeft } from "@/components/ui/crumbs";
 
 export const dynamic = "force-dynamic";
 
@@ -65,6 +66,7 @@ export default async function ConsoleLayout({ children, params }: { children: Re
         <main className="content" id="content" tabIndex={-1}>
           {children}
         </main>
+        <ForgetListsLeft />
       </div>
     </NuqsAdapter>
   );
