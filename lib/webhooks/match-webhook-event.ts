@@ -35,7 +35,7 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
     case "invalid-state":
       throw new ProblemError(
         "invalid-state",
-        `The operation is already ${r.op?.state}: matching it as ${input.outcome} would contradict that. Ignore the event with a reason, or choose another operation.`,
+        `The operation is already ${r.op?.state}: matching it as ${input.outcome} would contradict that. Choose another operation${input.eventStatus === "ignored" ? "" : ", or ignore the event with a reason"}.`,
         { extras: { operationId: r.op?.operationId, state: r.op?.state } },
       );
   }
