@@ -55,21 +55,29 @@ export async function findDuplicateIntents(options: { db: Db; tenantId: string; 
   return out.sort((a, b) => a.differingPaths.length - b.differingPaths.length || b.createdAt.localeCompare(a.createdAt));
 }
 
-// The two values as JSON, each cut to VALUE_CHARS characters (whole code points, never half an
-// emoji) around where they start to differ: two notes alike for their first 100 characters would
-// otherwise show the same text on both sides (console review).
+// The two values as JSON, each cut to VALUE_CHARS characters around where they start to differ
+// (two notes alike for their first 100 characters showed the same text on both sides; console
+// review), on whole visible characters (never half an emoji or of a family of them). A value that
+// fits is shown whole; a cut one shows as much as the window holds.
 export function shortPair(here: Json | undefined, there: Json | undefined): { here: string; there: string } {
-  const a = [...(here === undefined ? "(absent)" : JSON.stringify(here))];
-  const b = [...(there === undefined ? "(absent)" : JSON.stringify(there))];
+  const a = graphemes(here === undefined ? "(absent)" : JSON.stringify(here));
+  const b = graphemes(there === undefined ? "(absent)" : JSON.stringify(there));
   let same = 0;
   while (same < a.length && same < b.length && a[same] === b[same]) same++;
-  // Some context before the first difference, unless it is near the start anyway.
-  const from = same > VALUE_CHARS / 2 ? same - 10 : 0;
   const cut = (chars: string[]) => {
-    const piece = chars.slice(from, from + VALUE_CHARS - (from ? 1 : 0)).join("");
-    return `${from ? "…" : ""}${piece}${from + VALUE_CHARS - (from ? 1 : 0) < chars.length ? "…" : ""}`;
+    if (chars.length <= VALUE_CHARS) return chars.join("");
+    // Some context before the first difference, but never past the point where the window would run out of text.
+    const from = Math.max(0, Math.min(same - 10, chars.length - (VALUE_CHARS - 1)));
+    const room = VALUE_CHARS - (from > 0 ? 1 : 0);
+    const end = Math.min(chars.length, from + room - (from + room < chars.length ? 1 : 0));
+    return `${from > 0 ? "…" : ""}${chars.slice(from, end).join("")}${end < chars.length ? "…" : ""}`;
   };
   return { here: cut(a), there: cut(b) };
+}
+
+const segmenter = new Intl.Segmenter("en", { granularity: "grapheme" });
+function graphemes(text: string): string[] {
+  return Array.from(segmenter.segment(text), (s) => s.segment);
 }
 
 // Near-identical: few values differ AND most of the request is the same — the same keys at

@@ -1,6 +1,9 @@
 // `prisma migrate deploy`, offline: apply prisma/migrations/*/migration.sql through the wasm
 // schema engine, which records them in `_prisma_migrations` exactly like the CLI does, so
 // the folder stays usable by anyone with the normal Prisma CLI.
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 import pg from "pg";
 import { loadMigrations, NO_FILTER, withEngine } from "./schema-engine";
 import { migrateJobQueue } from "../jobs/job-queue-schema";
@@ -13,8 +16,10 @@ export async function migrate(opts: {
   databaseUrl: string;
   migrationsDir: string;
   log?: (msg: string) => void;
+  warn?: (msg: string) => void;
 }): Promise<{ applied: string[] }> {
   const log = opts.log ?? (() => {});
+  const warn = opts.warn ?? ((msg: string) => process.stderr.write(`warning: ${msg}\n`));
   // A dedicated session holds the lock: session-level advisory locks belong to a connection,
   // and the engine uses its own pool. If this process dies, PostgreSQL drops the lock with
   // the session. (Needs a direct/session connection, not a transaction-mode pooler.)
@@ -35,6 +40,12 @@ export async function migrate(opts: {
       );
       for (const name of appliedMigrationNames) log(`applied migration ${name}`);
       if (appliedMigrationNames.length === 0) log("database schema is up to date");
+      for (const name of await editedAfterApplying(lockConn, opts.migrationsDir)) {
+        warn(
+          `migration ${name} was changed after it was applied to this database: the change is not in it. ` +
+            "Put a schema change in a new migration, never in one a database has applied (or rebuild this database).",
+        );
+      }
       // The job queue's own schema (graphile_worker), under the same lock: the outbox triggers
       // enqueue into it, so it must exist wherever our migrations do.
       await migrateJobQueue({ databaseUrl: opts.databaseUrl, log });
@@ -45,4 +56,20 @@ export async function migrate(opts: {
   } finally {
     await lockConn.end();
   }
+}
+
+// Applied migrations whose file no longer has the checksum recorded when it was applied (Prisma
+// records the SHA-256 of migration.sql). The engine skips an applied migration by name, so an
+// edit to one never reaches a database that ran it; said loudly, not silently "up to date"
+// (re-review: an edited migration left databases without a function the code then called).
+async function editedAfterApplying(conn: pg.Client, dir: string): Promise<string[]> {
+  const { rows } = await conn.query<{ migration_name: string; checksum: string }>(
+    "SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
+  );
+  const edited: string[] = [];
+  for (const row of rows) {
+    const text = await readFile(path.join(dir, row.migration_name, "migration.sql")).catch(() => null);
+    if (text && createHash("sha256").update(text).digest("hex") !== row.checksum) edited.push(row.migration_name);
+  }
+  return edited.sort();
 }

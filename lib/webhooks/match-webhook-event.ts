@@ -31,7 +31,7 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
         extras: { errors: [{ path: "operationId", message: "no such operation in this tenant" }] },
       });
     case "event-decided":
-      throw eventDecidedProblem(r);
+      throw eventDecidedProblem(r, input.eventStatus);
     case "invalid-state":
       throw new ProblemError(
         "invalid-state",

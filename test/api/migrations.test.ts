@@ -127,4 +127,20 @@ describe("migrations", () => {
     expect(await migrationRows(url)).toEqual(before);
     expect(before).toHaveLength(migrationFolders.length);
   });
+
+  // Re-review: a migration edited after a database applied it left that database without the
+  // change (a function the code then called), while migrate() said "up to date".
+  it("says which applied migration was edited since, and only that one", async () => {
+    const url = await emptyDatabase();
+    const warnings: string[] = [];
+    await migrate({ databaseUrl: url, migrationsDir, warn: (m) => warnings.push(m) });
+    expect(warnings).toEqual([]);
+    const last = migrationFolders.at(-1)!;
+    await query(url, `UPDATE _prisma_migrations SET checksum = repeat('0', 64) WHERE migration_name = '${last}'`);
+
+    await migrate({ databaseUrl: url, migrationsDir, warn: (m) => warnings.push(m) });
+
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(new RegExp(`^migration ${last} was changed after it was applied to this database`));
+  });
 });

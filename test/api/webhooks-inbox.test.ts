@@ -244,6 +244,31 @@ describe("the handled view", () => {
     expect(audit.after).toMatchObject({ clearedFlag: flag, eventId });
   });
 
+  // Re-review: a flag is answered by its own event's match, not by linking some other event.
+  it("linking another event with the recorded outcome leaves a flag other evidence raised", async () => {
+    const settled = await claimNew();
+    await call(app.baseUrl, "POST", `/api/v1/operations/${settled.operationId}/complete`, { key: acme.agent, body: { fencingToken: settled.token, outcome: "succeeded" } });
+    const contradicting = await inboxEvent("ticket.rejected", settled.operationId);
+    expect((await event(contradicting)).status).toBe("contradicting");
+    const other = await inboxEvent("ticket.created", "unrelated-correlation");
+    const res = await as.operator.post(matchPath(other), { operationId: settled.operationId, outcome: "succeeded", eventStatus: "unmatched" });
+    expect(res.status, res.text).toBe(200);
+    expect((await operation(settled.operationId)).flaggedAt).not.toBeNull();
+    expect((await event(contradicting)).status).toBe("contradicting");
+  });
+
+  it("a match whose page showed another waiting reason hears what the event is now; a default note is never quoted as someone's reason", async () => {
+    const op = await unknownOp();
+    const eventId = await inboxEvent("ticket.created", "seen-status");
+    const stale = await as.operator.post(matchPath(eventId), { operationId: op.operationId, outcome: "succeeded", eventStatus: "contradicting" });
+    expectProblem(stale, 409, "invalid-state");
+    expect(stale.body.detail).toMatch(/^This event is unmatched now, not contradicting as your page showed/);
+    expect((await as.operator.post(matchPath(eventId), { operationId: op.operationId, outcome: "succeeded", eventStatus: "unmatched" })).status).toBe(200);
+    const late = await as.admin.post(ignorePath(eventId), { reason: "late" });
+    expectProblem(late, 409, "invalid-state");
+    expect(late.body.detail).toBe(`This event was already matched by ${as.operator.email}; the inbox now shows it as it stands.`);
+  });
+
   it("pages by decision time, and the page reads it from the URL", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {

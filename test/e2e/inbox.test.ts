@@ -235,9 +235,12 @@ describe("filtering the inbox (operator)", () => {
     expect(await reasons.getByRole("button", { name: /^Unmatched/ }).textContent()).toBe(`Unmatched ${count("unmatched")}`);
     const cards = page.locator("article.inbox-event");
 
-    // A reason applies at once; the URL carries it.
+    // A reason applies at once; the URL carries it. Text typed and not searched is dropped: the box shows the URL's search.
+    const searchBox = page.getByRole("search", { name: "Filter the inbox" }).getByRole("searchbox");
+    await searchBox.fill("typed but never searched");
     await reasons.getByRole("button", { name: /^Unmapped/ }).click();
     await page.waitForURL((url) => url.searchParams.get("status") === "unmapped");
+    await expect.poll(() => searchBox.inputValue()).toBe("");
     await expect.poll(() => cards.count(), { timeout: 15_000 }).toBe(count("unmapped"));
     await card(page, unmappedEvent).waitFor();
     expect(await reasons.getByRole("button", { name: /^Unmapped/ }).getAttribute("aria-pressed")).toBe("true");

@@ -382,6 +382,35 @@ describe("flagged operations (operator)", () => {
   });
 });
 
+// Re-review: a flag cleared by someone else while the dialog was open answered 409, and the
+// refresh took the flag's notice, the button and its dialog (with the message) away.
+describe("a flag cleared meanwhile (operator)", () => {
+  it("says so in the page's notice, with focus, and changes nothing", async () => {
+    const op = await claimNew(world, TOOLS.email);
+    await succeed(world, op);
+    const contradiction = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "failed", error: { code: "bounced", message: "the mail bounced" } },
+    });
+    expect(contradiction.status, contradiction.text).toBe(409);
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, operator);
+    await page.goto(`${app.baseUrl}/t/acme/operations/${op.operationId}`);
+    await page.getByRole("button", { name: "Clear flag…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Clear the flag" });
+    await dialog.getByLabel("Reason (required)").fill("Checked the mailbox.");
+    // Another operator clears it first.
+    await app.db.operation.update({ where: { id: op.operationId }, data: { flaggedAt: null, flagReason: null } });
+    await dialog.getByRole("button", { name: "Clear flag" }).click();
+
+    await expect.poll(() => focusedText(page), { timeout: 15_000 }).toMatch(/not flagged.*Nothing was changed\./);
+    await expect.poll(() => page.getByRole("button", { name: "Clear flag…" }).count(), { timeout: 15_000 }).toBe(0);
+    expect(await page.locator(".notice[role=status]").textContent()).toMatch(/Nothing was changed\./);
+    expect(await app.db.auditEvent.count({ where: { targetId: op.operationId, action: "operation.flag_cleared" } })).toBe(0);
+    await context.close();
+  });
+});
+
 // Console review: resolving on the trace removed the Resolve button that had focus, and the
 // status line beside it went with the refresh; focus fell to the page's body, unannounced.
 describe("resolving on the trace (operator)", () => {

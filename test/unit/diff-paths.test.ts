@@ -86,6 +86,22 @@ describe("shortPair (the values a near-duplicate approval shows)", () => {
     expect(pair.there).toContain("tell finance");
   });
 
+  it("shows a value that fits whole, and fills the window when the difference is near the end", () => {
+    const fits = `${"1".repeat(40)}-1`;
+    expect(shortPair(fits, `${"1".repeat(40)}-2`)).toEqual({ here: JSON.stringify(fits), there: JSON.stringify(`${"1".repeat(40)}-2`) });
+    const long = `${"x".repeat(80)}, ticket 1`;
+    const pair = shortPair(long, `${"x".repeat(80)}, ticket 2`);
+    expect([...pair.here].length).toBe(60);
+    expect(pair.here.endsWith('ticket 1"')).toBe(true);
+    expect(pair.there.endsWith('ticket 2"')).toBe(true);
+  });
+
+  it("never splits a family emoji (one visible character of several code points)", () => {
+    const family = "👨‍👩‍👧‍👦";
+    const pair = shortPair(`${"x".repeat(35)}${family}${"y".repeat(40)}a`, `${"x".repeat(35)}${family}${"y".repeat(40)}b`);
+    for (const text of [pair.here, pair.there]) expect(text.includes("\u200d👩") && !text.includes(family)).toBe(false);
+  });
+
   it("never cuts a character in half", () => {
     const pair = shortPair("😀".repeat(80), `${"😀".repeat(79)}!`);
     for (const text of [pair.here, pair.there]) expect(text).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);

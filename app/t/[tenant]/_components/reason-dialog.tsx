@@ -22,6 +22,7 @@ export function ReasonDialog({
   actor,
   onClose,
   onDone,
+  onOvertaken,
 }: {
   title: string;
   description: ReactNode;
@@ -36,6 +37,9 @@ export function ReasonDialog({
   actor: string;
   onClose: () => void;
   onDone: () => void;
+  // Refused with a 409 (someone else got there first). Given, the caller reports it (its dialog
+  // may leave the page with the refresh, as a cleared flag's does); otherwise the dialog says it.
+  onOvertaken?: (detail: string) => void;
 }) {
   const router = useRouter();
   const [reason, setReason] = useState("");
@@ -54,9 +58,13 @@ export function ReasonDialog({
     const res = await sendJson(url, "POST", { ...body, reason: reason.trim() });
     setBusy(false);
     if (!res.ok) {
+      const message = `${res.detail.replace(/\.?$/, ".")} Nothing was changed.`;
       // Overtaken (decided or cleared by someone else): the page behind shows it as it stands now.
-      if (res.status === 409) router.refresh();
-      return setError(`${res.detail.replace(/\.?$/, ".")} Nothing was changed.`);
+      if (res.status === 409) {
+        router.refresh();
+        if (onOvertaken) return onOvertaken(message);
+      }
+      return setError(message);
     }
     onDone();
   }

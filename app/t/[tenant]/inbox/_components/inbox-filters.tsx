@@ -3,7 +3,7 @@
 import { useRef, useTransition, type FormEvent } from "react";
 import { useDraft } from "@/components/ui/use-draft";
 import { useQueryStates } from "nuqs";
-import { inboxQueryParsers, inboxStatuses, type InboxStatus, type InboxView } from "@/lib/console/inbox-query";
+import { inboxQueryParsers, inboxStatuses, serializeInboxQuery, type InboxStatus, type InboxView } from "@/lib/console/inbox-query";
 
 export type InboxCounts = { all: number; byStatus: Record<InboxStatus, number>; handled: number; connections: { name: string; count: number }[] };
 
@@ -15,7 +15,8 @@ const statusLabel: Record<InboxStatus, string> = { unmatched: "Unmatched", unmap
 export function InboxFilters({ counts }: { counts: InboxCounts }) {
   const [query, setQuery] = useQueryStates(inboxQueryParsers, { shallow: false, history: "push" });
   const [pending, startTransition] = useTransition();
-  const [q, setQ] = useDraft(query.q, () => query.q);
+  // Restarts from the URL on any filter change (Back, a chip), not only a new search.
+  const [q, setQ] = useDraft(serializeInboxQuery({ ...query, before: null }), () => query.q);
   const searchBox = useRef<HTMLInputElement>(null);
   const apply = (patch: Partial<{ status: InboxView | null; connection: string; q: string }>) =>
     startTransition(() => void setQuery({ ...patch, before: null }));

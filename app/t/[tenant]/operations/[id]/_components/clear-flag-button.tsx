@@ -32,6 +32,11 @@ export function ClearFlagButton({ tenant, operationId, flaggedAt, flagReason, ac
           busyLabel="Clearing…"
           actor={actor}
           onClose={() => setOpen(false)}
+          onOvertaken={(message) => {
+            // The refresh takes the flag's notice, this button and its dialog away: the page's notice says it.
+            setOpen(false);
+            notify?.(message);
+          }}
           onDone={() => {
             setOpen(false);
             notify?.("Flag cleared. The timeline shows it with your reason; the recorded outcome is unchanged.");
