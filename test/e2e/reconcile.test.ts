@@ -75,6 +75,18 @@ async function openQueue(context: BrowserContext, login: ConsoleLogin): Promise<
   return page;
 }
 
+// A succeeded operation whose executor then reported it failed: flagged (contradicting reports).
+async function flaggedOperation() {
+  const op = await claimNew(world, TOOLS.email);
+  await succeed(world, op);
+  const contradiction = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+    key: acme.agent,
+    body: { fencingToken: op.token, outcome: "failed", error: { code: "bounced", message: "the mail bounced" } },
+  });
+  expect(contradiction.status, contradiction.text).toBe(409);
+  return op;
+}
+
 const newContext = () => browser.newContext({ viewport: { width: 1440, height: 900 } });
 
 // The operator opens the queue and the resolve dialog of its oldest row.
@@ -342,13 +354,7 @@ describe("reconcile queue (operator, emptying it)", () => {
 // Console review: a flag showed only on its own trace and could never be taken down.
 describe("flagged operations (operator)", () => {
   it("finds a flagged operation through the Flagged filter, clears the flag on its trace with a reason, and the trace says who and why", async () => {
-    const op = await claimNew(world, TOOLS.email);
-    await succeed(world, op);
-    const contradiction = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
-      key: acme.agent,
-      body: { fencingToken: op.token, outcome: "failed", error: { code: "bounced", message: "the mail bounced" } },
-    });
-    expect(contradiction.status, contradiction.text).toBe(409);
+    const op = await flaggedOperation();
     const context = await newContext();
     const page = await signIn(context, app.baseUrl, operator);
     await page.goto(`${app.baseUrl}/t/acme/operations`);
@@ -386,13 +392,7 @@ describe("flagged operations (operator)", () => {
 // refresh took the flag's notice, the button and its dialog (with the message) away.
 describe("a flag cleared meanwhile (operator)", () => {
   it("says so in the page's notice, with focus, and changes nothing", async () => {
-    const op = await claimNew(world, TOOLS.email);
-    await succeed(world, op);
-    const contradiction = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
-      key: acme.agent,
-      body: { fencingToken: op.token, outcome: "failed", error: { code: "bounced", message: "the mail bounced" } },
-    });
-    expect(contradiction.status, contradiction.text).toBe(409);
+    const op = await flaggedOperation();
     const context = await newContext();
     const page = await signIn(context, app.baseUrl, operator);
     await page.goto(`${app.baseUrl}/t/acme/operations/${op.operationId}`);
