@@ -16,7 +16,7 @@ function routeFiles(dir = "app/api"): RouteFile[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     // The catch-all 404 route serves no method; next-auth's is checked at one of its paths.
-    if (entry.isDirectory()) return entry.name === "[...path]" ? [] : routeFiles(full);
+    if (entry.isDirectory()) return entry.name === "[[...path]]" ? [] : routeFiles(full);
     if (entry.name !== "route.ts") return [];
     const source = readFileSync(full, "utf8");
     const serves = METHODS.filter((m) => new RegExp(`^export (const|async function|function) ${m}\\b|^export \\{[^}]*\\bas ${m}\\b`, "m").test(source));
@@ -64,7 +64,7 @@ describe("methods a route does not serve", () => {
   });
 
   it("an /api path no route serves is a problem+json 404 for OPTIONS too (Next.js answered 204 with every method)", async () => {
-    for (const url of ["/api/nope", "/api/v1/nope/deeper"]) {
+    for (const url of ["/api", "/api/nope", "/api/v1/nope/deeper"]) {
       const res = await call(app.baseUrl, "OPTIONS", url, {});
       expect(res.status, `OPTIONS ${url}: ${res.text}`).toBe(404);
       expect(res.headers.get("content-type")).toBe("application/problem+json");
