@@ -42,11 +42,7 @@ export function ActionNoticeSlot() {
 // A dismissible status notice that takes focus (and scrolls into view) when it mounts: give it
 // a new `key` for each new message.
 export function FocusedNotice({ onDismiss, children }: { onDismiss: () => void; children: ReactNode }) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    box.current?.focus();
-    box.current?.scrollIntoView({ block: "nearest" });
-  }, []);
+  const box = useTakeFocus<HTMLDivElement>();
   return (
     <div ref={box} tabIndex={-1} className="notice row focus-target" role="status" style={{ justifyContent: "space-between" }}>
       <span>{children}</span>
@@ -60,14 +56,23 @@ export function FocusedNotice({ onDismiss, children }: { onDismiss: () => void; 
 // Server-rendered news that must take focus when it appears (a decision that was not recorded:
 // the form that had focus left the page with it).
 export function TakeFocus({ children }: { children: ReactNode }) {
-  const box = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    box.current?.focus();
-    box.current?.scrollIntoView({ block: "nearest" });
-  }, []);
+  const box = useTakeFocus<HTMLDivElement>();
   return (
     <div ref={box} tabIndex={-1} className="focus-target">
       {children}
     </div>
   );
+}
+
+// The element to focus (and bring into view) on mount, and again whenever `trigger` changes to
+// something truthy: where focus goes when what had it leaves the page. The element needs
+// tabIndex={-1} and the focus-target class (no outline for a box that is not a control).
+export function useTakeFocus<T extends HTMLElement>(trigger: unknown = true) {
+  const ref = useRef<T>(null);
+  useEffect(() => {
+    if (!trigger) return;
+    ref.current?.focus();
+    ref.current?.scrollIntoView({ block: "nearest" });
+  }, [trigger]);
+  return ref;
 }

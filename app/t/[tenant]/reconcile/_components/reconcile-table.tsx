@@ -9,6 +9,7 @@ import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { formatAge } from "@/components/ui/format-age";
 import { useTickingNow } from "@/components/ui/use-ticking-now";
+import { useTakeFocus } from "@/components/ui/action-notice";
 import { ResolveSummary } from "./resolve-summary";
 
 // The queue as a plain table: select rows (or all) and resolve them with one outcome and one
@@ -38,14 +39,9 @@ export function ReconcileTable({
   const toolsById = Object.fromEntries(rows.map((r) => [r.id, r.tool]));
   const [outcome, setOutcome] = useState<ResolveOutcome | null>(null);
   const selectAll = useRef<HTMLInputElement>(null);
-  const summaryBox = useRef<HTMLDivElement>(null);
   // After a resolve the row (and the button that had focus) leaves the queue: focus goes to what
   // happened, in view, not to the page's body far from it (console review).
-  useEffect(() => {
-    if (!outcome) return;
-    summaryBox.current?.focus();
-    summaryBox.current?.scrollIntoView({ block: "nearest" });
-  }, [outcome]);
+  const summaryBox = useTakeFocus<HTMLDivElement>(outcome);
   // Rows resolved and refreshed away no longer count as selected.
   const chosen = rows.filter((r) => selected.has(r.id)).map((r) => r.id);
   const all = rows.length > 0 && chosen.length === rows.length;
