@@ -11,6 +11,8 @@ const envSchema = z.object({
   // Seconds an instance trusts a cached API-key lookup; the hot-path SQL re-checks revocation anyway.
   TOLLGATE_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  // Connections the hot path's statements pipeline on (lib/db/hot-sql.ts): one pipelines best.
+  DATABASE_HOT_CONNECTIONS: z.coerce.number().int().min(1).max(32).default(1),
   // Console sign-in. The JWT secret defaults to one derived from TOLLGATE_SECRET_KEY.
   NEXTAUTH_SECRET: z.string().min(32).optional(),
   TOLLGATE_SESSION_HOURS: z.coerce.number().min(0.1).max(24 * 30).default(8),

@@ -27,11 +27,18 @@ export async function handleRequest(
   metrics().httpRequests.inc({ route, status: String(response.status) });
   const line = { requestId: ctx.requestId, method: req.method, route, status: response.status, ms, ...ctx.fields };
   if (response.status >= 500) {
-    log().error({ ...line, err: failure instanceof Error ? { message: failure.message, stack: failure.stack } : failure }, "request failed");
+    log().error({ ...line, err: failure instanceof Error ? { message: failure.message, stack: failure.stack } : failure, ...causeOf(failure) }, "request failed");
   } else {
     log().info(line, "request");
   }
   return response;
+}
+
+// A 503 built from a database error carries it as its cause: its code and message say why.
+// (A field of its own: pino's `err` serializer folds a cause into the message and drops its code.)
+function causeOf(failure: unknown): { cause?: { code: unknown; message: unknown } } {
+  const cause = failure instanceof Error ? (failure.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  return cause ? { cause: { code: cause.code, message: cause.message } } : {};
 }
 
 export function toProblem(error: unknown): ProblemError {

@@ -49,6 +49,12 @@ const statusText: Record<string, string> = {
 const header = (description: string, schema: object = { type: "string" }, required = true) => ({ description, required, schema });
 const retryAfter = (required = true) => header("Seconds after which a retry may succeed (whole seconds, at least 1)", { type: "string", pattern: "^[1-9][0-9]*$" }, required);
 const withHeaders = (response: object, headers: Record<string, object>) => ({ ...response, headers });
+// The hot path's statements may meet a database that cannot answer (lib/db/database-unavailable.ts).
+const databaseUnavailable = {
+  "503": withHeaders(problem("service-unavailable: the database could not serve the request now; the detail says whether it may have been recorded. Repeat the same request after Retry-After"), {
+    "Retry-After": retryAfter(),
+  }),
+};
 const idParam = (name: string) => ({ name, in: "path", required: true, schema: { type: "string" } });
 const security = [{ bearer: [] }];
 
@@ -104,6 +110,7 @@ export function buildOpenApi(): Record<string, unknown> {
             ...errors("400", "401", "403", "404", "413", "415", "422"),
             "409": withHeaders(problem(statusText["409"]!), { "Retry-After": retryAfter(false) }),
             "429": withHeaders(problem(statusText["429"]!), { "Retry-After": retryAfter() }),
+            ...databaseUnavailable,
           },
         },
         get: {
@@ -126,7 +133,7 @@ export function buildOpenApi(): Record<string, unknown> {
           summary: "Extend the lease",
           security,
           requestBody: { required: true, ...json(input(heartbeatRequestSchema)) },
-          responses: { "200": { description: "New lease expiry", ...json(output(heartbeatResponseSchema)) }, ...errors("400", "401", "403", "404", "409", "413", "415") },
+          responses: { "200": { description: "New lease expiry", ...json(output(heartbeatResponseSchema)) }, ...errors("400", "401", "403", "404", "409", "413", "415"), ...databaseUnavailable },
         },
       },
       "/api/v1/operations/{id}/complete": {
@@ -135,7 +142,7 @@ export function buildOpenApi(): Record<string, unknown> {
           summary: "Report the outcome",
           security,
           requestBody: { required: true, ...json(input(completeRequestSchema)) },
-          responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404", "409", "413", "415") },
+          responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404", "409", "413", "415"), ...databaseUnavailable },
         },
       },
       "/api/v1/operations/{id}/resolve": {
@@ -207,7 +214,7 @@ export function buildOpenApi(): Record<string, unknown> {
             "200": { description: "Stored (status says what it did) or a duplicate delivery", ...json(output(webhookIngestResponseSchema)) },
             "400": problem("invalid-signature (bad or missing signature, timestamp outside tolerance), invalid-json, invalid-request"),
             ...errors("404", "413", "415"),
-            "503": problem("service-unavailable: the connection changed twice during the delivery; retry"),
+            "503": withHeaders(problem("service-unavailable: the connection changed twice during the delivery, or the database could not serve it now; retry after Retry-After"), { "Retry-After": retryAfter() }),
           },
         },
       },

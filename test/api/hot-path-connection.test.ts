@@ -1,0 +1,134 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHotSql, HOT_APPLICATION_NAME, HOT_LOCK_TIMEOUT_MS, runHot } from "@/lib/db/hot-sql";
+import { call, claim, type Reply } from "../support/http";
+import { createTool, expectProblem } from "../support/protocol";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { waitFor } from "../support/wait-for";
+
+// The hot path's statements pipeline on one connection of their own (lib/db/hot-sql.ts). What
+// that must not cost: a lock wait stalls the connection at most HOT_LOCK_TIMEOUT_MS and answers
+// 503 with nothing stored; a connection the database ends is replaced; a statement in flight
+// when it ends is a 503 that says the request may have been recorded, and repeating it is safe.
+
+let app: TestApp;
+let acme: TenantKeys;
+let tool: string;
+let locker: pg.Client;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  acme = await seedTenant(app.db, "hot");
+  tool = await createTool(app.baseUrl, [acme], { policy: { leaseSeconds: 300 } });
+  locker = new pg.Client({ connectionString: app.url });
+  await locker.connect();
+});
+afterAll(async () => {
+  await locker?.end();
+  await app?.stop();
+});
+
+const hotBackends = async (): Promise<number[]> =>
+  (await locker.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 ORDER BY pid", [HOT_APPLICATION_NAME])).rows.map(
+    (r) => r.pid,
+  );
+
+async function granted(): Promise<{ operationId: string; fencingToken: string }> {
+  const res = await claim(app.baseUrl, acme.agent, `hot-${randomUUID()}`, { tool, args: { n: 1 } });
+  expect(res.status, res.text).toBe(201);
+  return { operationId: res.body.operationId, fencingToken: res.body.attempt.fencingToken };
+}
+
+function complete(op: { operationId: string; fencingToken: string }): Promise<Reply> {
+  return call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+    key: acme.agent,
+    body: { fencingToken: op.fencingToken, outcome: "succeeded", result: { statusCode: 201, body: { ok: true } } },
+  });
+}
+
+// Holds the operation's row lock in a transaction of its own until release() is called.
+async function lockOperation(operationId: string): Promise<{ release: () => Promise<void> }> {
+  await locker.query("BEGIN");
+  await locker.query("SELECT id FROM operation WHERE id = $1 FOR UPDATE", [operationId]);
+  return { release: async () => void (await locker.query("ROLLBACK")) };
+}
+
+describe("the hot path's pipelined connection", () => {
+  it("40 concurrent claims share one connection, each answered with its own operation", async () => {
+    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => claim(app.baseUrl, acme.agent, `many-${i}-${randomUUID()}`, { tool, args: { i } })));
+    expect(replies.map((r) => r.status)).toEqual(Array(40).fill(201));
+    expect(new Set(replies.map((r) => r.body.operationId)).size).toBe(40);
+    expect(await hotBackends()).toHaveLength(1);
+  });
+
+  it("a complete that waits on a locked row longer than the lock timeout is a 503 with Retry-After; nothing is stored and the repeat succeeds", async () => {
+    const op = await granted();
+    const lock = await lockOperation(op.operationId);
+    let res: Reply;
+    const started = performance.now();
+    try {
+      res = await complete(op);
+    } finally {
+      await lock.release();
+    }
+    expect(performance.now() - started, res.text).toBeGreaterThanOrEqual(HOT_LOCK_TIMEOUT_MS - 50);
+    expectProblem(res, 503, "service-unavailable");
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(res.body.detail).toMatch(/lock timeout\); nothing was stored/);
+    const stored = await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } });
+    expect(stored.state).toBe("processing");
+    expect(app.servers[0]!.logs.filter((line) => line.includes("request failed")).join("\n")).toContain('"code":"55P03"');
+
+    const again = await complete(op);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.state).toBe("succeeded");
+
+    // The contract says so too: every hot-path route documents this 503 and its Retry-After.
+    const doc = (await call(app.baseUrl, "GET", "/api/v1/openapi.json")).body;
+    for (const [path, method] of [["/api/v1/operations", "post"], ["/api/v1/operations/{id}/heartbeat", "post"], ["/api/v1/operations/{id}/complete", "post"], ["/api/v1/webhooks/{connectionId}", "post"]]) {
+      expect(doc.paths[path!][method!].responses["503"]?.headers?.["Retry-After"]?.required, `${method} ${path}`).toBe(true);
+    }
+  });
+
+  it("a statement in flight when the database ends the connection is a 503 that may have been recorded; the connection is replaced and the repeat is answered", async () => {
+    const op = await granted();
+    const [before] = await hotBackends();
+    const lock = await lockOperation(op.operationId);
+    let res: Reply;
+    try {
+      const pending = complete(op);
+      // The complete is waiting on the row lock, inside PostgreSQL, when its backend is ended.
+      await waitFor("the complete waiting on the lock", async () => {
+        const r = await locker.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [before]);
+        return r.rowCount === 1 || undefined;
+      });
+      await locker.query("SELECT pg_terminate_backend($1)", [before]);
+      res = await pending;
+    } finally {
+      await lock.release();
+    }
+    expectProblem(res, 503, "service-unavailable");
+    expect(res.body.detail).toMatch(/may or may not have been recorded\. Repeat the same request/);
+
+    await waitFor("the ended backend gone", async () => !(await hotBackends()).includes(before!) || undefined);
+    const again = await complete(op);
+    expect(again.status, again.text).toBe(200);
+    const [after] = await hotBackends();
+    expect(after).toBeDefined();
+    expect(after).not.toBe(before);
+  });
+
+  it("reads DATABASE_URL as pg does: a query parameter PostgreSQL does not know (Prisma's ?schema=) is not sent as a setting", async () => {
+    const sql = createHotSql(`${app.url}?schema=public&connection_limit=3`, { connections: 1 });
+    try {
+      const rows = await runHot<{ x: number; name: string }>(sql, { name: "t", text: "SELECT 1 AS x, current_setting('application_name') AS name" }, []);
+      expect(rows).toEqual([{ x: 1, name: HOT_APPLICATION_NAME }]);
+      // JSON text goes over as the JSON it is (canonical args, a payload as signed), not as a string of it.
+      const typed = await runHot<{ t: string; back: unknown }>(sql, { name: "j", text: "SELECT jsonb_typeof($1::jsonb) AS t, $1::jsonb AS back" }, ['{"b":[1,2],"a":"x"}']);
+      expect(typed).toEqual([{ t: "object", back: { a: "x", b: [1, 2] } }]);
+    } finally {
+      await sql.end();
+    }
+  });
+});
