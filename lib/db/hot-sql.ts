@@ -11,8 +11,8 @@ import { databaseUnavailable } from "@/lib/db/database-unavailable";
 // one after another, and their answers come back in as few reads. With a pg pool each
 // concurrent request had its own connection, its own write and its own read, and on a 2-vCPU VM
 // those system calls and wake-ups cost the server more than the SQL: `npm run bench -- paired`
-// measured claims 0.63× → 0.74× the liveness route, completes 0.58× → 0.66×, replays 0.66× →
-// 0.78× (bench/README.md, "Pipelining the hot path"). Each statement is still its own implicit
+// measured claims 0.63× → 0.71× the liveness route at c=16, completes 0.58× → 0.66×, replays
+// 0.66× → 0.75× (bench/README.md, "Pipelining the hot path"). Each statement is still its own implicit
 // transaction (Parse/Bind/Execute/Sync per query), so an error in one never touches another.
 // Everything else (console, CLI, worker) goes through Prisma.
 //
