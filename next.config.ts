@@ -5,11 +5,11 @@ const nextConfig: NextConfig = {
   // Tests build each source version into its own folder (see test/support/global-setup.ts),
   // so a rebuild never pulls files from under a server that is still running.
   distDir: process.env.NEXT_DIST_DIR || ".next",
-  // pino, pg, postgres and prom-client are Node-only; keep them out of the server bundle.
+  // pino, pg and prom-client are Node-only; keep them out of the server bundle.
   // Parallel development runs may skip the build's type check (TOLLGATE_SKIP_TYPECHECK=1) and run
   // `npm run check` themselves; CI never sets it, so the suite's build still type-checks everything.
   typescript: { ignoreBuildErrors: process.env.TOLLGATE_SKIP_TYPECHECK === "1" },
-  serverExternalPackages: ["pino", "pg", "postgres", "@prisma/adapter-pg", "prom-client"],
+  serverExternalPackages: ["pino", "pg", "@prisma/adapter-pg", "prom-client"],
   // The console's pages may not be framed: a page of the same site (another port, a sibling
   // subdomain) could otherwise show a signed-in console in a frame and steer clicks on Revoke or
   // Resolve (security review). The API answers JSON, which no one frames; it is left out so the

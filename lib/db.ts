@@ -40,5 +40,5 @@ export async function closeDb(): Promise<void> {
   globalForDb.tollgateHotSql = undefined;
   await tollgateDb?.$disconnect();
   await tollgatePool?.end();
-  await tollgateHotSql?.end({ timeout: 5 });
+  await tollgateHotSql?.end();
 }

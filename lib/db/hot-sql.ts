@@ -1,20 +1,18 @@
-import postgres from "postgres";
-import { parse as parseConnectionString } from "pg-connection-string";
+import pg from "pg";
 import type { Db } from "@/lib/db";
 import { metrics } from "@/lib/metrics/registry";
 import { log } from "@/lib/log";
 import { databaseUnavailable } from "@/lib/db/database-unavailable";
 
 // The protocol's hot path (claim, heartbeat, complete, webhook ingest; replays are claims) sends
-// its one SQL statement on a connection of its own that PIPELINES: postgres.js writes every
-// statement queued in the same turn of the event loop in one socket write, PostgreSQL runs them
-// one after another, and their answers come back in as few reads. With a pg pool each
-// concurrent request had its own connection, its own write and its own read, and on a 2-vCPU VM
-// those system calls and wake-ups cost the server more than the SQL: `npm run bench -- paired`
-// measured claims 0.63× → 0.71× the liveness route at c=16, completes 0.58× → 0.66×, replays
-// 0.66× → 0.75× (bench/README.md, "Pipelining the hot path"). Each statement is still its own implicit
-// transaction (Parse/Bind/Execute/Sync per query), so an error in one never touches another.
-// Everything else (console, CLI, worker) goes through Prisma.
+// its one SQL statement on a connection of its own in pg's PIPELINE mode: every statement is
+// written at once, without waiting for the answers to the ones before, and PostgreSQL runs them in
+// order and answers them in order. With a pool each concurrent request had its own connection,
+// write, read and wake-up, and on a 2-vCPU VM those cost the server more than the SQL did
+// (bench/README.md, "Pipelining the hot path"). Each statement is still its own
+// Parse/Bind/Execute/Sync, so its own implicit transaction, and pg answers it at ReadyForQuery,
+// after its COMMIT: an error at commit (a deferred trigger, NOTIFY's lock) is reported, never a
+// success that did not last. Everything else (console, CLI, worker) goes through Prisma.
 //
 // One connection runs statements in order, so a statement that waits for a row lock holds up
 // those behind it. Every transaction that locks an operation row is short, and the timeouts
@@ -22,57 +20,89 @@ import { databaseUnavailable } from "@/lib/db/database-unavailable";
 // nothing stored) and answered 503 with Retry-After, instead of stalling the instance.
 
 export type HotStatement = { name: string; text: string };
-type HotTypes = { jsonText: postgres.PostgresType };
-export type HotSql = postgres.Sql<HotTypes>;
 
 export const HOT_LOCK_TIMEOUT_MS = 2_000;
 export const HOT_STATEMENT_TIMEOUT_MS = 10_000;
+export const HOT_CONNECT_TIMEOUT_MS = 5_000;
 export const HOT_APPLICATION_NAME = "tollgate-hot";
+
+export type HotSql = { query<T>(statement: HotStatement, values: unknown[]): Promise<T[]>; end(): Promise<void> };
 
 export function createHotSql(
   connectionString: string,
   options: { connections: number; lockTimeoutMs?: number; statementTimeoutMs?: number },
 ): HotSql {
-  // pg's own parser reads DATABASE_URL, so both drivers reach the same server the same way
-  // (postgres.js would send any query parameter it does not know, e.g. ?schema=, as a setting
-  // PostgreSQL refuses).
-  const c = parseConnectionString(connectionString);
-  const settings: postgres.Options<HotTypes> = {
-    host: c.host ?? undefined,
-    port: c.port ? Number(c.port) : undefined,
-    database: c.database ?? undefined,
-    user: c.user,
-    pass: c.password,
-    ssl: tlsOf(c.ssl),
-    max: options.connections,
-    prepare: true,
-    types: {
-      // The hot path hands json/jsonb parameters over as JSON text (canonical args, the payload
-      // exactly as signed), as pg takes them; postgres.js would JSON.stringify that text again.
-      jsonText: {
-        to: 3802,
-        from: [114, 3802],
-        serialize: (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value)),
-        parse: (text: string) => JSON.parse(text) as unknown,
-      },
-    },
-    connection: {
-      application_name: HOT_APPLICATION_NAME,
-      lock_timeout: options.lockTimeoutMs ?? HOT_LOCK_TIMEOUT_MS,
-      statement_timeout: options.statementTimeoutMs ?? HOT_STATEMENT_TIMEOUT_MS,
-      ...(c.options ? { options: c.options } : {}),
-    },
-    // The hot functions raise no notices; one would be news, not noise on stdout.
-    onnotice: (notice) => log().warn({ notice: { code: notice.code, message: notice.message } }, "database notice on the hot path"),
+  const config: pg.ClientConfig = {
+    connectionString,
+    application_name: HOT_APPLICATION_NAME,
+    lock_timeout: options.lockTimeoutMs ?? HOT_LOCK_TIMEOUT_MS,
+    statement_timeout: options.statementTimeoutMs ?? HOT_STATEMENT_TIMEOUT_MS,
+    connectionTimeoutMillis: HOT_CONNECT_TIMEOUT_MS,
   };
-  return postgres<HotTypes>(settings);
+  const connections = Array.from({ length: options.connections }, () => pipelinedConnection(config));
+  let next = 0;
+  return {
+    query: <T>(statement: HotStatement, values: unknown[]) => connections[next++ % connections.length]!.query<T>(statement, values),
+    end: async () => void (await Promise.all(connections.map((c) => c.end()))),
+  };
 }
 
-// pg reads sslmode into false, true or tls.connect options; postgres.js takes the same options.
-function tlsOf(ssl: ReturnType<typeof parseConnectionString>["ssl"]): postgres.Options<HotTypes>["ssl"] {
-  if (!ssl || ssl === "0" || ssl === "false") return false;
-  if (typeof ssl === "object") return ssl as postgres.Options<HotTypes>["ssl"];
-  return "require";
+// One pg Client in pipeline mode, opened on first use and opened again after it breaks (the
+// database restarted, the backend was ended): a broken client errors every statement it holds
+// and is dropped; the next statement opens a new one. A failed open is that statement's error.
+function pipelinedConnection(config: pg.ClientConfig): HotSql {
+  let client: pg.Client | undefined;
+  let opening: Promise<pg.Client> | undefined;
+  const drop = (c: pg.Client) => {
+    if (client === c) client = undefined;
+  };
+  const open = async (): Promise<pg.Client> => {
+    const c = new pg.Client({ ...config, pipeline: true } as pg.ClientConfig);
+    // Without a listener a broken connection's 'error' would end the process.
+    c.on("error", (error: Error & { code?: string }) => {
+      drop(c);
+      log().warn({ err: { message: error.message, code: error.code } }, "hot-path database connection lost");
+    });
+    c.on("end", () => drop(c));
+    await c.connect().catch(async (error: unknown) => {
+      await c.end().catch(() => undefined);
+      throw error;
+    });
+    client = c;
+    return c;
+  };
+  const ready = (): Promise<pg.Client> => {
+    opening ??= open().finally(() => (opening = undefined));
+    return opening;
+  };
+  return {
+    async query<T>(statement: HotStatement, values: unknown[]): Promise<T[]> {
+      const c = client ?? (await ready());
+      corkUntilLater(c);
+      return (await c.query<T & pg.QueryResultRow>({ name: statement.name, text: statement.text, values })).rows;
+    },
+    async end() {
+      const c = client ?? (await opening?.catch(() => undefined));
+      client = undefined;
+      await c?.end();
+    },
+  };
+}
+
+// pg writes each statement as soon as it is queried (its own cork/uncork). Corking the socket
+// until the event loop's check phase puts every statement queried in this turn into one write:
+// one system call for a batch instead of one per request, which is most of what pipelining saves
+// (`npm run bench -- paired`: completes 0.53× of liveness with a write each, 0.66× corked).
+const corked = new WeakSet<object>();
+function corkUntilLater(c: pg.Client): void {
+  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+  if (corked.has(stream)) return;
+  corked.add(stream);
+  stream.cork();
+  setImmediate(() => {
+    corked.delete(stream);
+    stream.uncork();
+  });
 }
 
 const hotClients = new WeakMap<Db, HotSql>();
@@ -93,7 +123,7 @@ export async function hotQuery<T>(db: Db, statement: HotStatement, values: unkno
 // the request may have been recorded, never a 500 (lib/db/database-unavailable.ts).
 export async function runHot<T>(sql: HotSql, statement: HotStatement, values: unknown[]): Promise<T[]> {
   try {
-    return (await sql.unsafe(statement.text, values as postgres.ParameterOrJSON<never>[], { prepare: true })) as unknown as T[];
+    return await sql.query<T>(statement, values);
   } catch (error) {
     throw databaseUnavailable(error) ?? error;
   }

@@ -119,7 +119,31 @@ describe("the hot path's pipelined connection", () => {
     expect(after).not.toBe(before);
   });
 
-  it("reads DATABASE_URL as pg does: a query parameter PostgreSQL does not know (Prisma's ?schema=) is not sent as a setting", async () => {
+  it("answers a statement only after its COMMIT: an error at commit (a deferred trigger) is the statement's error, and nothing stays", async () => {
+    await locker.query(`
+      CREATE TABLE hot_commit_probe (id int);
+      CREATE FUNCTION hot_commit_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$;
+      CREATE CONSTRAINT TRIGGER hot_commit_refuse AFTER INSERT ON hot_commit_probe DEFERRABLE INITIALLY DEFERRED
+        FOR EACH ROW EXECUTE FUNCTION hot_commit_refuse();`);
+    const sql = createHotSql(app.url, { connections: 1 });
+    try {
+      // Pipelined beside a statement that succeeds, which must not be touched by the other's failure.
+      const [refused, fine] = await Promise.allSettled([
+        runHot(sql, { name: "probe", text: "WITH i AS (INSERT INTO hot_commit_probe VALUES (1) RETURNING id) SELECT id FROM i" }, []),
+        runHot<{ x: number }>(sql, { name: "one", text: "SELECT 1 AS x" }, []),
+      ]);
+      // A driver that resolved at CommandComplete (sent before the implicit COMMIT) would answer [{ id: 1 }].
+      expect(refused.status).toBe("rejected");
+      expect(((refused as PromiseRejectedResult).reason as Error).message).toBe("refused at commit");
+      expect(fine).toEqual({ status: "fulfilled", value: [{ x: 1 }] });
+      expect((await locker.query("SELECT count(*)::int AS n FROM hot_commit_probe")).rows[0].n).toBe(0);
+    } finally {
+      await sql.end();
+      await locker.query("DROP TABLE hot_commit_probe; DROP FUNCTION hot_commit_refuse();");
+    }
+  });
+
+  it("reads DATABASE_URL as Prisma's pool does (its ?schema= is not sent as a setting) and hands JSON text over as JSON", async () => {
     const sql = createHotSql(`${app.url}?schema=public&connection_limit=3`, { connections: 1 });
     try {
       const rows = await runHot<{ x: number; name: string }>(sql, { name: "t", text: "SELECT 1 AS x, current_setting('application_name') AS name" }, []);
@@ -128,7 +152,7 @@ describe("the hot path's pipelined connection", () => {
       const typed = await runHot<{ t: string; back: unknown }>(sql, { name: "j", text: "SELECT jsonb_typeof($1::jsonb) AS t, $1::jsonb AS back" }, ['{"b":[1,2],"a":"x"}']);
       expect(typed).toEqual([{ t: "object", back: { a: "x", b: [1, 2] } }]);
     } finally {
-      await sql.end();
+        await sql.end();
     }
   });
 });
