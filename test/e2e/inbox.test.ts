@@ -191,13 +191,16 @@ describe("auto-refresh (viewer)", () => {
 
     const fresh = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.created", "arrives-while-open")));
     expect(await card(page, fresh.body.eventId).count()).toBe(0);
+    // Each poll moves the page's clock past one 15 s beat (one refresh) and looks at what the
+    // refresh before it brought; polls 3 s apart give a refresh time to land on a slow machine
+    // before the next one replaces it (CI once saw refreshes 1 s apart never land).
     await expect
       .poll(
         async () => {
           await page.clock.fastForward(15_000);
           return card(page, fresh.body.eventId).count();
         },
-        { timeout: 20_000 },
+        { timeout: 30_000, intervals: [3_000] },
       )
       .toBe(1);
     await toggle.uncheck();
