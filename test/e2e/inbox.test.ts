@@ -200,7 +200,7 @@ describe("auto-refresh (viewer)", () => {
           await page.clock.fastForward(15_000);
           return card(page, fresh.body.eventId).count();
         },
-        { timeout: 30_000, intervals: [3_000] },
+        { timeout: 30_000, interval: 3_000 },
       )
       .toBe(1);
     await toggle.uncheck();
