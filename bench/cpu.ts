@@ -23,9 +23,15 @@ function readStat(pid: number): { ticks: number; comm: string; ppid: number } | 
   }
 }
 
-// One process's user + system time so far, in ticks (0 once it has exited).
-export function processTicks(pid: number): number {
-  return readStat(pid)?.ticks ?? 0;
+// One process's user and system (kernel: syscalls, mostly socket I/O) time so far, in ticks (0 once it has exited).
+export function processUserSystemTicks(pid: number): { user: number; system: number } {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    return { user: Number(fields[11]), system: Number(fields[12]) };
+  } catch {
+    return { user: 0, system: 0 };
+  }
 }
 
 // The machine's counters from /proc/stat, in ticks: user nice system idle iowait irq softirq steal …

@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { ensureBuild, inputsDigest } from "@/lib/cli/ensure-build";
-import { machineTicks, processTicks, TICKS_PER_SECOND } from "./cpu";
+import { machineTicks, processUserSystemTicks, TICKS_PER_SECOND } from "./cpu";
 import { benchDatabaseName, createDatabase, DEFAULT_SERVER_URL, dropDatabase, prepareWorld } from "./database";
 import { succeededBatch, writeCompletesFile } from "./fixtures";
 import { startServer, type BenchServer } from "./server";
@@ -22,7 +22,7 @@ import { median } from "./stats";
 import { ensureWrk, runWrk, wrkThreads } from "./wrk";
 
 type Route = "live" | "claim" | "complete" | "replay" | "echo-static" | "echo-dynamic";
-type Sample = { route: Route; rps: number; cpuMsPerRequest: number; stealShare: number };
+type Sample = { route: Route; rps: number; cpuMsPerRequest: number; systemShare: number; stealShare: number };
 
 const CONNECTIONS = 16;
 const EXPECTED: Record<Route, string> = { live: "200", claim: "201", complete: "200", replay: "200", "echo-static": "200", "echo-dynamic": "200" };
@@ -89,19 +89,22 @@ export async function runPairedRatios(argv: string[]): Promise<number> {
     // One measured run: req/s, the server's CPU per request, and how much the hypervisor stole meanwhile.
     const measure = async (route: Route, tag: string): Promise<Sample> => {
       const s = await script(route, tag, seconds);
-      const ticks0 = processTicks(started.pid);
+      const ticks0 = processUserSystemTicks(started.pid);
       const steal0 = machineTicks();
       const run = await runWrk({ url: started.baseUrl, ...s, connections: CONNECTIONS, seconds });
-      const ticks = processTicks(started.pid) - ticks0;
+      const ticks1 = processUserSystemTicks(started.pid);
+      const system = ticks1.system - ticks0.system;
+      const ticks = ticks1.user - ticks0.user + system;
       const steal1 = machineTicks();
       assertStatuses(route, run.statuses);
       const sample = {
         route,
         rps: run.rps,
         cpuMsPerRequest: ((ticks / TICKS_PER_SECOND) * 1000) / Math.max(1, run.requests),
+        systemShare: system / Math.max(1, ticks),
         stealShare: (steal1.steal - steal0.steal) / Math.max(1, steal1.total - steal0.total),
       };
-      log(`${tag} ${route.padEnd(12)} ${sample.rps.toFixed(0).padStart(5)} req/s  ${sample.cpuMsPerRequest.toFixed(3)} CPU ms/req  steal ${(sample.stealShare * 100).toFixed(0)}%`);
+      log(`${tag} ${route.padEnd(12)} ${sample.rps.toFixed(0).padStart(5)} req/s  ${sample.cpuMsPerRequest.toFixed(3)} CPU ms/req (${(sample.systemShare * 100).toFixed(0)}% kernel)  steal ${(sample.stealShare * 100).toFixed(0)}%`);
       return sample;
     };
     // live, claim, live, complete, live, replay, … and a last liveness run, so every route has a
