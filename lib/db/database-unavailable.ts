@@ -33,26 +33,86 @@ const IN_DOUBT: Record<string, string> = {
 };
 
 // pg's own connection errors carry no code, only these messages (pg/lib/client.js).
-const PG_MESSAGES: Record<string, { stored: boolean; why: string }> = {
-  "Connection terminated unexpectedly": { stored: false, why: "the connection to the database closed" },
-  "Connection terminated": { stored: false, why: "the connection to the database was closed by the server's shutdown" },
-  "Connection terminated due to connection timeout": { stored: true, why: "the database did not accept a connection in time" },
-  "Client has encountered a connection error and is not queryable": { stored: true, why: "the connection to the database had broken" },
-  "Client was closed and is not queryable": { stored: true, why: "the server is shutting down" },
+const PG_MESSAGES: Record<string, { nothingStored: boolean; why: string }> = {
+  "Connection terminated unexpectedly": { nothingStored: false, why: "the connection to the database closed" },
+  "Connection terminated": { nothingStored: false, why: "the connection to the database was closed by the server's shutdown" },
+  "Connection terminated due to connection timeout": { nothingStored: true, why: "the database did not accept a connection in time" },
+  "Client has encountered a connection error and is not queryable": { nothingStored: true, why: "the connection to the database had broken" },
+  "Client was closed and is not queryable": { nothingStored: true, why: "the server is shutting down" },
 };
 
+// The hot path's requests are all safe to repeat as they are: the protocol answers a repeat from what was stored.
+const REPEAT_THE_SAME_REQUEST =
+  "Repeat the same request: a repeat is answered from what was stored (a claim that was recorded meets its own lease: 409 until the lease expires).";
+
+type Classified = { nothingStored: boolean; why: string };
+
+function classify(code: string, message: unknown): Classified | undefined {
+  if (NOTHING_STORED[code]) return { nothingStored: true, why: NOTHING_STORED[code] };
+  if (IN_DOUBT[code]) return { nothingStored: false, why: IN_DOUBT[code] };
+  if (code.startsWith("08")) return { nothingStored: false, why: "the connection to the database failed" };
+  return !code && typeof message === "string" ? PG_MESSAGES[message] : undefined;
+}
+
+function serviceUnavailable({ nothingStored, why }: Classified, inDoubt: string, cause: unknown): ProblemError {
+  const detail = nothingStored
+    ? `The database could not serve this request (${why}); nothing was stored. Retry it.`
+    : `The database could not confirm this request (${why}); it may or may not have been recorded. ${inDoubt}`;
+  const problem = new ProblemError("service-unavailable", detail, { headers: { "retry-after": "1" } });
+  problem.cause = cause;
+  return problem;
+}
+
+// A hot-path statement's error (pg's, as it is).
 export function databaseUnavailable(error: unknown): ProblemError | null {
   const e = error as { code?: unknown; message?: unknown } | null | undefined;
-  const code = typeof e?.code === "string" ? e.code : "";
-  const known = !code && typeof e?.message === "string" ? PG_MESSAGES[e.message] : undefined;
-  const stored = NOTHING_STORED[code] ?? (known?.stored ? known.why : undefined);
-  const doubt = IN_DOUBT[code] ?? (code.startsWith("08") ? "the connection to the database failed" : known && !known.stored ? known.why : undefined);
-  if (!stored && !doubt) return null;
-  const detail = stored
-    ? `The database could not serve this request (${stored}); nothing was stored. Retry it.`
-    : `The database could not confirm this request (${doubt}); it may or may not have been recorded. Repeat the same request: ` +
-      "a repeat is answered from what was stored (a claim that was recorded meets its own lease: 409 until the lease expires).";
-  const problem = new ProblemError("service-unavailable", detail, { headers: { "retry-after": "1" } });
-  problem.cause = error;
-  return problem;
+  const classified = classify(typeof e?.code === "string" ? e.code : "", e?.message);
+  return classified ? serviceUnavailable(classified, REPEAT_THE_SAME_REQUEST, error) : null;
+}
+
+// The driver adapter's names for pg's socket errors (@prisma/adapter-pg, mapSocketError).
+const ADAPTER_KINDS: Record<string, string> = {
+  DatabaseNotReachable: "ECONNREFUSED",
+  ConnectionClosed: "ECONNRESET",
+  SocketTimeout: "ETIMEDOUT",
+};
+
+// Prisma's own codes for a database it cannot use.
+const PRISMA_CODES: Record<string, Classified> = {
+  P1001: { nothingStored: true, why: "the database's server could not be reached" },
+  P1002: { nothingStored: true, why: "the database did not accept a connection in time" },
+  P1008: { nothingStored: false, why: "the database did not answer in time" },
+  P1017: { nothingStored: false, why: "the database closed the connection" },
+  P2024: { nothingStored: true, why: "no database connection was free in time" },
+  P2034: { nothingStored: true, why: "a concurrent change conflicted or deadlocked with it" },
+  P2037: { nothingStored: true, why: "the database has no connection slot free" },
+};
+
+// What a change through Prisma should do when in doubt differs by route: look first.
+const LOOK_BEFORE_REPEATING = "Read what is stored before repeating a change (a read is always safe to repeat).";
+
+type PrismaLike = Error & { code?: unknown; clientVersion?: unknown; meta?: { driverAdapterError?: { cause?: Record<string, unknown> } } };
+
+// The same for an error that reached a route through Prisma (console and admin routes): the driver
+// adapter's mapping of pg's error (the SQLSTATE as originalCode, or a kind for a socket error),
+// else Prisma's own code, else pg's code-less error passed through as it is. Only errors that came
+// through Prisma are looked at (they carry its clientVersion): an MCP tool's or a provider's
+// ECONNREFUSED is not the database being down.
+export function prismaDatabaseUnavailable(error: unknown): ProblemError | null {
+  if (!(error instanceof Error) || typeof (error as PrismaLike).clientVersion !== "string") return null;
+  const e = error as PrismaLike;
+  const adapter = e.meta?.driverAdapterError?.cause;
+  const prismaCode = typeof e.code === "string" ? e.code : "";
+  // Prisma's message starts with the call site; its last line is the database's own words.
+  let message = e.message.split("\n").filter(Boolean).at(-1) ?? "";
+  let classified: Classified | undefined;
+  let code: string | undefined = prismaCode || undefined;
+  if (adapter) {
+    const sqlState = typeof adapter.originalCode === "string" ? adapter.originalCode : ADAPTER_KINDS[String(adapter.kind)];
+    if (typeof adapter.originalMessage === "string") message = adapter.originalMessage;
+    code = sqlState ?? code;
+    classified = sqlState ? classify(sqlState, message) : undefined;
+  }
+  classified ??= PRISMA_CODES[prismaCode] ?? (prismaCode ? undefined : classify("", e.message));
+  return classified ? serviceUnavailable(classified, LOOK_BEFORE_REPEATING, { code, message }) : null;
 }

@@ -4,9 +4,11 @@ import { metrics } from "@/lib/metrics/registry";
 import { ProblemError, problemResponse } from "@/lib/http/problem";
 import { newRequestContext, type RequestContext } from "@/lib/http/request-context";
 import { formatPath } from "@/lib/http/format-path";
+import { prismaDatabaseUnavailable } from "@/lib/db/database-unavailable";
 
 // Every route handler runs inside this: it gives the request an id, turns any thrown
-// ProblemError/ZodError into problem+json, hides unexpected errors behind a generic 500,
+// ProblemError/ZodError into problem+json, a database that cannot serve the request into a 503
+// (the hot path classifies its own; this catches what comes through Prisma), hides unexpected errors behind a generic 500,
 // and writes exactly one log line per request.
 export async function handleRequest(
   req: Request,
@@ -16,25 +18,28 @@ export async function handleRequest(
   const ctx = newRequestContext(req);
   let response: Response;
   let failure: unknown;
+  let problem: ProblemError | undefined;
   try {
     response = await run(ctx);
   } catch (error) {
     failure = error;
-    response = problemResponse(toProblem(error));
+    problem = toProblem(error);
+    response = problemResponse(problem);
   }
   response.headers.set("x-request-id", ctx.requestId);
   const ms = Math.round((performance.now() - ctx.startedAt) * 100) / 100;
   metrics().httpRequests.inc({ route, status: String(response.status) });
   const line = { requestId: ctx.requestId, method: req.method, route, status: response.status, ms, ...ctx.fields };
   if (response.status >= 500) {
-    log().error({ ...line, err: failure instanceof Error ? { message: failure.message, stack: failure.stack } : failure, ...causeOf(failure) }, "request failed");
+    log().error({ ...line, err: failure instanceof Error ? { message: failure.message, stack: failure.stack } : failure, ...causeOf(problem) }, "request failed");
   } else {
     log().info(line, "request");
   }
   return response;
 }
 
-// A 503 built from a database error carries it as its cause: its code and message say why.
+// A 503 built from a database error carries it as its cause (whether the route threw the 503 or
+// toProblem made it from Prisma's error): its code and message say why.
 // (A field of its own: pino's `err` serializer folds a cause into the message and drops its code.)
 function causeOf(failure: unknown): { cause?: { code: unknown; message: unknown } } {
   const cause = failure instanceof Error ? (failure.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
@@ -44,6 +49,8 @@ function causeOf(failure: unknown): { cause?: { code: unknown; message: unknown 
 export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error instanceof ZodError) return invalidRequest(error);
+  const unavailable = prismaDatabaseUnavailable(error);
+  if (unavailable) return unavailable;
   return new ProblemError("internal-error", "Something went wrong on our side. Quote the X-Request-Id when reporting it.");
 }
 

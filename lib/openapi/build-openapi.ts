@@ -55,6 +55,13 @@ const databaseUnavailable = {
     "Retry-After": retryAfter(),
   }),
 };
+// Any other route's answer when the database cannot serve it (through Prisma: lib/db/database-unavailable.ts).
+const databaseUnavailableElsewhere = {
+  "503": withHeaders(
+    problem("service-unavailable: the database could not serve the request now; the detail says whether it may have been recorded. Retry after Retry-After; if it may have been recorded, read what is stored before repeating a change"),
+    { "Retry-After": retryAfter() },
+  ),
+};
 const idParam = (name: string) => ({ name, in: "path", required: true, schema: { type: "string" } });
 const security = [{ bearer: [] }];
 
@@ -271,6 +278,8 @@ function withEveryRoutesHeaders(doc: { paths: Record<string, Record<string, unkn
       if (!operation?.responses) continue;
       const unauthorized = operation.responses["401"];
       if (unauthorized) operation.responses["401"] = withHeaders(unauthorized, { "WWW-Authenticate": header('Bearer realm="tollgate"') });
+      // Every route that authenticates reads the database, and answers 503 when it cannot (lib/http/handle-errors.ts).
+      if (unauthorized && !operation.responses["503"]) operation.responses = { ...operation.responses, ...databaseUnavailableElsewhere };
     }
   }
   return doc;

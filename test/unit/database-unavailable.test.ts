@@ -1,5 +1,10 @@
-import { describe, expect, it } from "vitest";
-import { databaseUnavailable } from "@/lib/db/database-unavailable";
+import { createServer, type AddressInfo } from "node:net";
+import pg from "pg";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { describe, expect, inject, it } from "vitest";
+import { PrismaClient } from "@/lib/generated/prisma/client";
+import { databaseUnavailable, prismaDatabaseUnavailable } from "@/lib/db/database-unavailable";
+import { ProblemError } from "@/lib/http/problem";
 
 // What a client is told when the database cannot serve a hot-path request: a 503 whose text says
 // whether the statement can have taken effect, and nothing for errors that are not the database's.
@@ -42,5 +47,79 @@ describe("databaseUnavailable", () => {
     expect(databaseUnavailable(Object.assign(new Error("Connection terminated unexpectedly"), { code: "23505" }))).toBeNull();
     expect(databaseUnavailable(null)).toBeNull();
     expect(databaseUnavailable({ code: 57014 })).toBeNull();
+  });
+});
+
+// Console and admin routes reach the database through Prisma, which wraps pg's errors. These are
+// the errors Prisma really throws, against a port nobody listens on and a real lock wait.
+describe("prismaDatabaseUnavailable", () => {
+  const clientOn = (connectionString: string, options: Partial<pg.PoolConfig> = {}) =>
+    new PrismaClient({ adapter: new PrismaPg(new pg.Pool({ connectionString, max: 1, ...options })) });
+  const caught = async (work: () => Promise<unknown>): Promise<unknown> => work().then(() => expect.fail("expected an error"), (error: unknown) => error);
+
+  it("a database that refuses connections: P1001 from a model query, P2010 from a raw one; nothing stored", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const client = clientOn(`postgresql://postgres@127.0.0.1:${port}/nowhere`);
+    try {
+      for (const error of [await caught(() => client.tenant.findMany()), await caught(() => client.$queryRawUnsafe("SELECT 1"))]) {
+        const problem = prismaDatabaseUnavailable(error);
+        expect(problem?.status).toBe(503);
+        expect(problem?.headers).toEqual({ "retry-after": "1" });
+        expect(problem?.message).toBe("The database could not serve this request (the database refused the connection); nothing was stored. Retry it.");
+        expect(problem?.cause).toEqual({ code: "ECONNREFUSED", message: expect.stringContaining(`127.0.0.1:${port}`) });
+      }
+    } finally {
+      await client.$disconnect();
+    }
+  });
+
+  it("a lock wait past lock_timeout: the SQLSTATE under Prisma's P2010, nothing stored", async () => {
+    const url = inject("serverUrl");
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    const client = clientOn(url, { options: "-c lock_timeout=100" });
+    try {
+      await holder.query("SELECT pg_advisory_lock(7243901)");
+      const error = await caught(() => client.$queryRawUnsafe("SELECT pg_advisory_lock(7243901)::text"));
+      expect((error as { code?: string }).code).toBe("P2010");
+      const problem = prismaDatabaseUnavailable(error);
+      expect(problem?.message).toMatch(/stayed locked longer than the lock timeout\); nothing was stored/);
+      expect(problem?.cause).toEqual({ code: "55P03", message: "canceling statement due to lock timeout" });
+    } finally {
+      await holder.end();
+      await client.$disconnect();
+    }
+  });
+
+  it("pg's code-less error passed through Prisma: in doubt, read before repeating a change", () => {
+    const error = Object.assign(new Error("Connection terminated unexpectedly"), { clientVersion: "7" });
+    expect(prismaDatabaseUnavailable(error)?.message).toBe(
+      "The database could not confirm this request (the connection to the database closed); it may or may not have been recorded. " +
+        "Read what is stored before repeating a change (a read is always safe to repeat).",
+    );
+  });
+
+  it.each([
+    ["P1017", /may or may not have been recorded/],
+    ["P2024", /no database connection was free in time\); nothing was stored/],
+    ["P2034", /nothing was stored/],
+  ])("Prisma's %s", (code, detail) => {
+    expect(prismaDatabaseUnavailable(Object.assign(new Error("x"), { code, clientVersion: "7" }))?.message).toMatch(detail);
+  });
+
+  it("leaves alone what is not the database being unavailable, and errors that did not come through Prisma", async () => {
+    expect(prismaDatabaseUnavailable(Object.assign(new Error("x"), { code: "P2002", clientVersion: "7" }))).toBeNull();
+    expect(prismaDatabaseUnavailable(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }))).toBeNull();
+    expect(prismaDatabaseUnavailable(new Error("Connection terminated unexpectedly"))).toBeNull();
+    expect(prismaDatabaseUnavailable(new ProblemError("not-found", "x"))).toBeNull();
+    const client = clientOn(inject("serverUrl"));
+    try {
+      expect(prismaDatabaseUnavailable(await caught(() => client.$queryRawUnsafe("SELECT 1/0")))).toBeNull();
+    } finally {
+      await client.$disconnect();
+    }
   });
 });
