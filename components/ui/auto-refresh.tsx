@@ -1,13 +1,15 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useEffect, useSyncExternalStore } from "react";
+import { useEffect, useSyncExternalStore, useTransition } from "react";
 
 // "Auto-refresh": a queue an operator keeps open (reconcile, inbox, approvals, the overview)
 // fetches what is stored again every 15 s, so new unknowns, webhook events and requests show
 // up without a reload. Off by default; the choice is kept per page in this browser. It skips a
 // beat while the tab is hidden or a dialog is open (a refresh must not move what a person is
-// deciding about) and while focus is in a text field.
+// deciding about) and while focus is in a text field. A refresh still on its way when the next
+// beat comes is not replaced by another (on a slow server each would cancel the one before and
+// none would land): the beat restarts once it has landed.
 
 const EVERY_MS = 15_000;
 const listeners = new Set<() => void>();
@@ -48,15 +50,16 @@ function busy(): boolean {
 export function AutoRefresh({ page }: { page: string }) {
   const router = useRouter();
   const on = useSyncExternalStore(subscribe, () => read(page), () => false);
+  const [refreshing, startTransition] = useTransition();
   useEffect(() => {
-    if (!on) return;
+    if (!on || refreshing) return;
     const timer = setInterval(() => {
-      if (!busy()) router.refresh();
+      if (!busy()) startTransition(() => router.refresh());
     }, EVERY_MS);
     return () => clearInterval(timer);
-  }, [on, router]);
+  }, [on, refreshing, router]);
   return (
-    <label className="auto-refresh small" title="Fetch this page again every 15 s while it is open">
+    <label className="auto-refresh small" title="Fetch this page again every 15 s while it is open" aria-busy={refreshing}>
       <input type="checkbox" checked={on} onChange={(e) => write(page, e.target.checked)} /> Auto-refresh
     </label>
   );

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Page, Route } from "playwright-core";
 import { createConsoleUser, focusedText, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -204,6 +204,35 @@ describe("auto-refresh (viewer)", () => {
       )
       .toBe(1);
     await toggle.uncheck();
+    await context.close();
+  });
+
+  // A refresh slower than the beat: each beat used to start another refresh, which replaced the
+  // one on its way, so on a slow server none landed. The page's refresh requests are held here;
+  // beats that come while one is held start no other, and once it lands the page shows the event.
+  it("does not start another refresh while one is still on its way", async () => {
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, viewer);
+    await page.clock.install();
+    await page.goto(`${app.baseUrl}/t/acme/inbox`);
+    await page.getByRole("checkbox", { name: "Auto-refresh" }).check();
+    const held: Route[] = [];
+    const refreshes = (url: URL) => url.pathname === "/t/acme/inbox" && url.searchParams.has("_rsc");
+    await page.route(refreshes, (route) => void held.push(route));
+    const fresh = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.created", "arrives-during-a-slow-refresh")));
+    await page.clock.fastForward(15_000);
+    await expect.poll(() => held.length).toBe(1);
+    for (let beat = 0; beat < 3; beat++) {
+      await page.clock.fastForward(15_000);
+      await page.waitForTimeout(300);
+    }
+    expect(held.length).toBe(1);
+    expect(await page.locator("label.auto-refresh").getAttribute("aria-busy")).toBe("true");
+    await held[0]!.continue();
+    await page.unroute(refreshes);
+    await expect.poll(() => card(page, fresh.body.eventId).count(), { timeout: 20_000 }).toBe(1);
+    await expect.poll(() => page.locator("label.auto-refresh").getAttribute("aria-busy")).toBe("false");
+    await page.getByRole("checkbox", { name: "Auto-refresh" }).uncheck();
     await context.close();
   });
 });
