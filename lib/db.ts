@@ -16,7 +16,9 @@ export function createDb(connectionString: string, max = 20): Db {
 
 export function db(): Db {
   if (!globalForDb.tollgateDb) {
-    const pool = new pg.Pool({ connectionString: env().DATABASE_URL, max: env().DATABASE_POOL_SIZE });
+    // A database host that drops packets would hold a request forever: after 10 s without a
+    // connection (a new one, or a free one of the pool) the route answers 503, nothing stored.
+    const pool = new pg.Pool({ connectionString: env().DATABASE_URL, max: env().DATABASE_POOL_SIZE, connectionTimeoutMillis: 10_000 });
     const client = new PrismaClient({ adapter: new PrismaPg(pool), log: [{ emit: "event", level: "query" }] });
     // The hot path's statements pipeline on connections of their own (lib/db/hot-sql.ts).
     const hotSql = createHotSql(env().DATABASE_URL, { connections: env().DATABASE_HOT_CONNECTIONS });

@@ -48,7 +48,11 @@ export async function resolveMany(options: {
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, ids.length) }, worker));
-  await describeSkipped(options, results);
+  // Each resolution above has committed on its own: a failure to describe the skipped ones must
+  // not turn the whole answer into an error (or a 503 saying nothing was stored).
+  await describeSkipped(options, results).catch((error: unknown) =>
+    log().warn({ err: error instanceof Error ? error.message : String(error) }, "bulk resolve: could not say who settled the skipped operations"),
+  );
   const count = (status: ResolveManyRow["status"]) => results.filter((r) => r.status === status).length;
   return { resolved: count("resolved"), skipped: count("skipped"), notFound: count("not-found"), failed: count("error"), results };
 }

@@ -39,6 +39,8 @@ const PG_MESSAGES: Record<string, { nothingStored: boolean; why: string }> = {
   "Connection terminated due to connection timeout": { nothingStored: true, why: "the database did not accept a connection in time" },
   "Client has encountered a connection error and is not queryable": { nothingStored: true, why: "the connection to the database had broken" },
   "Client was closed and is not queryable": { nothingStored: true, why: "the server is shutting down" },
+  // pg-pool's: no connection could be had within connectionTimeoutMillis.
+  "timeout exceeded when trying to connect": { nothingStored: true, why: "no database connection could be had in time" },
 };
 
 // The hot path's requests are all safe to repeat as they are: the protocol answers a repeat from what was stored.
@@ -50,7 +52,8 @@ type Classified = { nothingStored: boolean; why: string };
 function classify(code: string, message: unknown): Classified | undefined {
   if (NOTHING_STORED[code]) return { nothingStored: true, why: NOTHING_STORED[code] };
   if (IN_DOUBT[code]) return { nothingStored: false, why: IN_DOUBT[code] };
-  if (code.startsWith("08")) return { nothingStored: false, why: "the connection to the database failed" };
+  // 08P01 (protocol violation) is also what a statement sent with the wrong number of parameters gets: a bug, not an outage.
+  if (code.startsWith("08") && code !== "08P01") return { nothingStored: false, why: "the connection to the database failed" };
   return !code && typeof message === "string" ? PG_MESSAGES[message] : undefined;
 }
 
@@ -70,20 +73,17 @@ export function databaseUnavailable(error: unknown): ProblemError | null {
   return classified ? serviceUnavailable(classified, REPEAT_THE_SAME_REQUEST, error) : null;
 }
 
-// The driver adapter's names for pg's socket errors (@prisma/adapter-pg, mapSocketError).
-const ADAPTER_KINDS: Record<string, string> = {
-  DatabaseNotReachable: "ECONNREFUSED",
-  ConnectionClosed: "ECONNRESET",
-  SocketTimeout: "ETIMEDOUT",
+// The driver adapter's names for the socket errors it maps (@prisma/adapter-pg, mapSocketError).
+const ADAPTER_KINDS: Record<string, Classified> = {
+  DatabaseNotReachable: { nothingStored: true, why: "the database's server could not be reached" },
+  ConnectionClosed: { nothingStored: false, why: "the connection to the database was reset" },
+  SocketTimeout: { nothingStored: false, why: "the connection to the database timed out" },
 };
 
-// Prisma's own codes for a database it cannot use.
+// Prisma's own codes for a database it cannot use (as seen with the pg adapter).
 const PRISMA_CODES: Record<string, Classified> = {
-  P1001: { nothingStored: true, why: "the database's server could not be reached" },
-  P1002: { nothingStored: true, why: "the database did not accept a connection in time" },
-  P1008: { nothingStored: false, why: "the database did not answer in time" },
+  P1001: ADAPTER_KINDS.DatabaseNotReachable!,
   P1017: { nothingStored: false, why: "the database closed the connection" },
-  P2024: { nothingStored: true, why: "no database connection was free in time" },
   P2034: { nothingStored: true, why: "a concurrent change conflicted or deadlocked with it" },
   P2037: { nothingStored: true, why: "the database has no connection slot free" },
 };
@@ -91,28 +91,40 @@ const PRISMA_CODES: Record<string, Classified> = {
 // What a change through Prisma should do when in doubt differs by route: look first.
 const LOOK_BEFORE_REPEATING = "Read what is stored before repeating a change (a read is always safe to repeat).";
 
-type PrismaLike = Error & { code?: unknown; clientVersion?: unknown; meta?: { driverAdapterError?: { cause?: Record<string, unknown> } } };
+type PrismaLike = Error & { code?: unknown; clientVersion?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: Record<string, unknown> } } };
 
-// The same for an error that reached a route through Prisma (console and admin routes): the driver
-// adapter's mapping of pg's error (the SQLSTATE as originalCode, or a kind for a socket error),
-// else Prisma's own code, else pg's code-less error passed through as it is. Only errors that came
-// through Prisma are looked at (they carry its clientVersion): an MCP tool's or a provider's
-// ECONNREFUSED is not the database being down.
+// The same for an error that reached a route through Prisma (console and admin routes):
+// - Prisma's own error: the driver adapter's mapping of pg's error (the SQLSTATE as originalCode,
+//   or a kind for a socket error) in meta, else Prisma's code, which for a socket error the
+//   adapter does not map is the socket's code (EHOSTUNREACH…);
+// - the adapter's DriverAdapterError as it is (a failed BEGIN or COMMIT of a $transaction);
+// - pg's code-less connection errors, passed through as they are (their texts are pg's own).
+// Nothing else is looked at: an MCP tool's or a provider's ECONNREFUSED is not the database being down.
 export function prismaDatabaseUnavailable(error: unknown): ProblemError | null {
-  if (!(error instanceof Error) || typeof (error as PrismaLike).clientVersion !== "string") return null;
+  if (!(error instanceof Error)) return null;
   const e = error as PrismaLike;
-  const adapter = e.meta?.driverAdapterError?.cause;
-  const prismaCode = typeof e.code === "string" ? e.code : "";
+  const fromPrisma = typeof e.clientVersion === "string";
+  const adapter =
+    e.meta?.driverAdapterError?.cause ?? (e.name === "DriverAdapterError" && typeof e.cause === "object" && e.cause ? (e.cause as Record<string, unknown>) : undefined);
+  const prismaCode = fromPrisma && typeof e.code === "string" ? e.code : "";
   // Prisma's message starts with the call site; its last line is the database's own words.
   let message = e.message.split("\n").filter(Boolean).at(-1) ?? "";
-  let classified: Classified | undefined;
   let code: string | undefined = prismaCode || undefined;
+  let classified: Classified | undefined;
   if (adapter) {
-    const sqlState = typeof adapter.originalCode === "string" ? adapter.originalCode : ADAPTER_KINDS[String(adapter.kind)];
+    const kind = String(adapter.kind);
     if (typeof adapter.originalMessage === "string") message = adapter.originalMessage;
-    code = sqlState ?? code;
-    classified = sqlState ? classify(sqlState, message) : undefined;
+    if (typeof adapter.originalCode === "string") {
+      code = adapter.originalCode;
+      classified = classify(code, message);
+    } else if (ADAPTER_KINDS[kind]) {
+      code = kind;
+      classified = ADAPTER_KINDS[kind];
+    }
   }
-  classified ??= PRISMA_CODES[prismaCode] ?? (prismaCode ? undefined : classify("", e.message));
+  if (!classified && !adapter) {
+    if (/^P\d{4}$/.test(prismaCode)) classified = PRISMA_CODES[prismaCode];
+    else if (fromPrisma || typeof e.code !== "string") classified = classify(prismaCode, e.message);
+  }
   return classified ? serviceUnavailable(classified, LOOK_BEFORE_REPEATING, { code, message }) : null;
 }

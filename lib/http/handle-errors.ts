@@ -31,7 +31,7 @@ export async function handleRequest(
   metrics().httpRequests.inc({ route, status: String(response.status) });
   const line = { requestId: ctx.requestId, method: req.method, route, status: response.status, ms, ...ctx.fields };
   if (response.status >= 500) {
-    log().error({ ...line, err: failure instanceof Error ? { message: failure.message, stack: failure.stack } : failure, ...causeOf(problem) }, "request failed");
+    log().error({ ...line, err: failure instanceof Error ? { message: failure.message, stack: failure.stack } : failure, ...causeOf(problem?.cause !== undefined ? problem : failure) }, "request failed");
   } else {
     log().info(line, "request");
   }

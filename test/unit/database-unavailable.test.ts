@@ -68,8 +68,8 @@ describe("prismaDatabaseUnavailable", () => {
         const problem = prismaDatabaseUnavailable(error);
         expect(problem?.status).toBe(503);
         expect(problem?.headers).toEqual({ "retry-after": "1" });
-        expect(problem?.message).toBe("The database could not serve this request (the database refused the connection); nothing was stored. Retry it.");
-        expect(problem?.cause).toEqual({ code: "ECONNREFUSED", message: expect.stringContaining(`127.0.0.1:${port}`) });
+        expect(problem?.message).toBe("The database could not serve this request (the database's server could not be reached); nothing was stored. Retry it.");
+        expect(problem?.cause).toEqual({ code: "DatabaseNotReachable", message: expect.stringContaining(`127.0.0.1:${port}`) });
       }
     } finally {
       await client.$disconnect();
@@ -104,16 +104,35 @@ describe("prismaDatabaseUnavailable", () => {
 
   it.each([
     ["P1017", /may or may not have been recorded/],
-    ["P2024", /no database connection was free in time\); nothing was stored/],
+    ["P2037", /no connection slot free\); nothing was stored/],
     ["P2034", /nothing was stored/],
+    // A socket error the adapter does not map keeps its own code under Prisma.
+    ["EHOSTUNREACH", /the database's host is unreachable\); nothing was stored/],
   ])("Prisma's %s", (code, detail) => {
     expect(prismaDatabaseUnavailable(Object.assign(new Error("x"), { code, clientVersion: "7" }))?.message).toMatch(detail);
+  });
+
+  // A $transaction's BEGIN or COMMIT: the adapter's error reaches the route as it is, without Prisma's wrapping.
+  it("the adapter's DriverAdapterError as it is: a connection reset at COMMIT is in doubt, a serialization failure stored nothing", () => {
+    const adapterError = (cause: Record<string, unknown>) => Object.assign(new Error(String(cause.kind)), { name: "DriverAdapterError", cause });
+    expect(prismaDatabaseUnavailable(adapterError({ kind: "ConnectionClosed" }))?.message).toMatch(/connection to the database was reset\); it may or may not have been recorded/);
+    const conflict = prismaDatabaseUnavailable(adapterError({ kind: "TransactionWriteConflict", originalCode: "40001", originalMessage: "could not serialize access" }));
+    expect(conflict?.message).toMatch(/nothing was stored/);
+    expect(conflict?.cause).toEqual({ code: "40001", message: "could not serialize access" });
+    expect(prismaDatabaseUnavailable(adapterError({ kind: "UniqueConstraintViolation", originalCode: "23505", originalMessage: "duplicate" }))).toBeNull();
+  });
+
+  it("pg's own code-less connection errors, however they arrive; 08P01 (a statement sent with the wrong parameters) is a bug, not an outage", () => {
+    expect(prismaDatabaseUnavailable(new Error("Connection terminated unexpectedly"))?.message).toMatch(/may or may not have been recorded/);
+    expect(prismaDatabaseUnavailable(new Error("timeout exceeded when trying to connect"))?.message).toMatch(/nothing was stored/);
+    expect(prismaDatabaseUnavailable(Object.assign(new Error("x"), { code: "08P01", clientVersion: "7" }))).toBeNull();
+    expect(databaseUnavailable(withCode("08P01"))).toBeNull();
   });
 
   it("leaves alone what is not the database being unavailable, and errors that did not come through Prisma", async () => {
     expect(prismaDatabaseUnavailable(Object.assign(new Error("x"), { code: "P2002", clientVersion: "7" }))).toBeNull();
     expect(prismaDatabaseUnavailable(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }))).toBeNull();
-    expect(prismaDatabaseUnavailable(new Error("Connection terminated unexpectedly"))).toBeNull();
+    expect(prismaDatabaseUnavailable(Object.assign(new Error("connect ETIMEDOUT"), { code: "ETIMEDOUT" }))).toBeNull();
     expect(prismaDatabaseUnavailable(new ProblemError("not-found", "x"))).toBeNull();
     const client = clientOn(inject("serverUrl"));
     try {
