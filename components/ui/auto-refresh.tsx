@@ -9,9 +9,11 @@ import { useEffect, useSyncExternalStore, useTransition } from "react";
 // beat while the tab is hidden or a dialog is open (a refresh must not move what a person is
 // deciding about) and while focus is in a text field. A refresh still on its way when the next
 // beat comes is not replaced by another (on a slow server each would cancel the one before and
-// none would land): the beat restarts once it has landed.
+// none would land): the beat restarts once it has landed. One that has not landed in a minute is
+// given up on and replaced, so a request lost on the way does not stop the page refreshing.
 
 const EVERY_MS = 15_000;
+const STALLED_AFTER_MS = 60_000;
 const listeners = new Set<() => void>();
 const storageKey = (page: string) => `tollgate:auto-refresh:${page}`;
 
@@ -52,10 +54,13 @@ export function AutoRefresh({ page }: { page: string }) {
   const on = useSyncExternalStore(subscribe, () => read(page), () => false);
   const [refreshing, startTransition] = useTransition();
   useEffect(() => {
-    if (!on || refreshing) return;
-    const timer = setInterval(() => {
-      if (!busy()) startTransition(() => router.refresh());
-    }, EVERY_MS);
+    if (!on) return;
+    const timer = setInterval(
+      () => {
+        if (!busy()) startTransition(() => router.refresh());
+      },
+      refreshing ? STALLED_AFTER_MS : EVERY_MS,
+    );
     return () => clearInterval(timer);
   }, [on, refreshing, router]);
   return (
