@@ -10,14 +10,16 @@ export const TICKS_PER_SECOND = 100;
 
 type Snapshot = { at: number; busy: number; procs: Map<number, { ticks: number; comm: string; ppid: number }> };
 
-function readStat(pid: number): { ticks: number; comm: string; ppid: number } | null {
+function readStat(pid: number): { ticks: number; user: number; system: number; comm: string; ppid: number } | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, "utf8");
     const close = text.lastIndexOf(")");
     const comm = text.slice(text.indexOf("(") + 1, close);
     const fields = text.slice(close + 2).split(" ");
     // fields[0] is field 3 (state): utime is field 14, stime 15, ppid 4.
-    return { ticks: Number(fields[11]) + Number(fields[12]), comm, ppid: Number(fields[1]) };
+    const user = Number(fields[11]);
+    const system = Number(fields[12]);
+    return { ticks: user + system, user, system, comm, ppid: Number(fields[1]) };
   } catch {
     return null;
   }
@@ -25,13 +27,8 @@ function readStat(pid: number): { ticks: number; comm: string; ppid: number } | 
 
 // One process's user and system (kernel: syscalls, mostly socket I/O) time so far, in ticks (0 once it has exited).
 export function processUserSystemTicks(pid: number): { user: number; system: number } {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return { user: Number(fields[11]), system: Number(fields[12]) };
-  } catch {
-    return { user: 0, system: 0 };
-  }
+  const stat = readStat(pid);
+  return { user: stat?.user ?? 0, system: stat?.system ?? 0 };
 }
 
 // The machine's counters from /proc/stat, in ticks: user nice system idle iowait irq softirq steal …
