@@ -75,6 +75,21 @@ function pipelinedConnection(config: pg.ClientConfig): HotSql {
     opening ??= open().finally(() => (opening = undefined));
     return opening;
   };
+  // pg writes each statement as soon as it is queried (its own cork/uncork). Corking the socket
+  // until the event loop's check phase puts every statement queried in this turn into one write:
+  // one system call for a batch instead of one per request, which is most of what pipelining saves
+  // (`npm run bench -- paired`: completes 0.53× of liveness with a write each, 0.66× corked).
+  let corked: pg.Client | undefined;
+  const corkUntilLater = (c: pg.Client) => {
+    if (corked === c) return;
+    corked = c;
+    const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+    stream.cork();
+    setImmediate(() => {
+      if (corked === c) corked = undefined;
+      stream.uncork();
+    });
+  };
   return {
     async query<T>(statement: HotStatement, values: unknown[]): Promise<T[]> {
       const c = client ?? (await ready());
@@ -87,22 +102,6 @@ function pipelinedConnection(config: pg.ClientConfig): HotSql {
       await c?.end();
     },
   };
-}
-
-// pg writes each statement as soon as it is queried (its own cork/uncork). Corking the socket
-// until the event loop's check phase puts every statement queried in this turn into one write:
-// one system call for a batch instead of one per request, which is most of what pipelining saves
-// (`npm run bench -- paired`: completes 0.53× of liveness with a write each, 0.66× corked).
-const corked = new WeakSet<object>();
-function corkUntilLater(c: pg.Client): void {
-  const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
-  if (corked.has(stream)) return;
-  corked.add(stream);
-  stream.cork();
-  setImmediate(() => {
-    corked.delete(stream);
-    stream.uncork();
-  });
 }
 
 const hotClients = new WeakMap<Db, HotSql>();

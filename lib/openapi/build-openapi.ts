@@ -49,19 +49,16 @@ const statusText: Record<string, string> = {
 const header = (description: string, schema: object = { type: "string" }, required = true) => ({ description, required, schema });
 const retryAfter = (required = true) => header("Seconds after which a retry may succeed (whole seconds, at least 1)", { type: "string", pattern: "^[1-9][0-9]*$" }, required);
 const withHeaders = (response: object, headers: Record<string, object>) => ({ ...response, headers });
-// The hot path's statements may meet a database that cannot answer (lib/db/database-unavailable.ts).
-const databaseUnavailable = {
-  "503": withHeaders(problem("service-unavailable: the database could not serve the request now; the detail says whether it may have been recorded. Repeat the same request after Retry-After"), {
+// A database that cannot serve the request (lib/db/database-unavailable.ts): a 503 with Retry-After,
+// whose detail says whether it may have been recorded. What to do then differs: the hot path's
+// requests are safe to repeat as they are; any other change is read back first.
+const serviceUnavailable = (then: string) => ({
+  "503": withHeaders(problem(`service-unavailable: the database could not serve the request now; the detail says whether it may have been recorded. ${then}`), {
     "Retry-After": retryAfter(),
   }),
-};
-// Any other route's answer when the database cannot serve it (through Prisma: lib/db/database-unavailable.ts).
-const databaseUnavailableElsewhere = {
-  "503": withHeaders(
-    problem("service-unavailable: the database could not serve the request now; the detail says whether it may have been recorded. Retry after Retry-After; if it may have been recorded, read what is stored before repeating a change"),
-    { "Retry-After": retryAfter() },
-  ),
-};
+});
+const databaseUnavailable = serviceUnavailable("Repeat the same request after Retry-After");
+const databaseUnavailableElsewhere = serviceUnavailable("Retry after Retry-After; if it may have been recorded, read what is stored before repeating a change");
 const idParam = (name: string) => ({ name, in: "path", required: true, schema: { type: "string" } });
 const security = [{ bearer: [] }];
 
