@@ -256,7 +256,7 @@ export function buildOpenApi(): Record<string, unknown> {
         get: { summary: "Read an event subscription", security, responses: { "200": { description: "The subscription", ...json({ $ref: "#/components/schemas/EventSubscription" }) }, ...errors("400", "401", "403", "404") } },
         delete: { summary: "Stop deliveries to a subscription (its history is kept)", security, responses: { "204": { description: "Removed" }, ...errors("400", "401", "403", "404") } },
       },
-      "/api/health": { get: { summary: "Readiness (database answers)", responses: { "200": { description: "Ready" }, "503": problem("Database down") } } },
+      "/api/health": { get: { summary: "Readiness (database answers)", responses: { "200": { description: "Ready" }, "503": withHeaders(problem("Database down"), { "Retry-After": retryAfter() }) } } },
       "/api/live": { get: { summary: "Liveness", responses: { "200": { description: "Alive" } } } },
     },
     // What Tollgate POSTs to event subscriptions (OpenAPI 3.1 webhooks).

@@ -55,7 +55,9 @@ describe("a database that cannot be reached", () => {
       // The hot path (its own connection) says the same.
       const refused = await claim(server.baseUrl, acme.agent, `down-${randomUUID()}`, { tool, args: {} });
       expectProblem(refused, 503, "service-unavailable");
-      expect((await call(server.baseUrl, "GET", "/api/health")).status).toBe(503);
+      const health = await call(server.baseUrl, "GET", "/api/health");
+      expectProblem(health, 503, "service-unavailable");
+      expect(health.headers.get("retry-after")).toBe("1");
     } finally {
       await proxy.up();
     }
