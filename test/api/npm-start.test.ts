@@ -138,6 +138,9 @@ describe("npm start without DATABASE_URL: the newcomer's embedded database with 
     expect(postmaster).not.toBeNull();
     expect(await stop(first), first.output()).toBe(130);
     expect(postmasterPid()).toBeNull();
+    // An ordinary stop reads as one, not as a clean-up after a fault.
+    expect(first.output()).toMatch(/embedded postgres: stopping server pid \d+ \(its last user is stopping\)/);
+    expect(first.output()).not.toContain("no live process owns it");
 
     const second = await npmStart({ DATABASE_URL: undefined, TOLLGATE_SECRET_KEY: undefined, TOLLGATE_DEMO: undefined });
     expect(second.output()).toContain("Existing data kept; demo credentials were printed on the first start");

@@ -19,8 +19,8 @@ import { shutDownPid } from "./shut-down-postgres";
  *  - finally kill orphaned backends of a SIGKILLed postmaster, which would
  *    otherwise block startup ("pre-existing shared memory block is still in use").
  */
-export async function reclaimStaleServer(options: { dataDir: string; log: (msg: string) => void }): Promise<void> {
-  const { dataDir, log } = options;
+export async function reclaimStaleServer(options: { dataDir: string; log: (msg: string) => void; why?: string }): Promise<void> {
+  const { dataDir, log, why = "no live process owns it" } = options;
   const pidFile = path.join(dataDir, "postmaster.pid");
   let content: string;
   try {
@@ -43,7 +43,7 @@ export async function reclaimStaleServer(options: { dataDir: string; log: (msg: 
             `port ${lines[3]?.trim() ?? "?"}) started by live process ${ownerPid}; stop that process first`,
         );
       }
-      log(`embedded postgres: stopping server pid ${pid} (no live process owns it)`);
+      log(`embedded postgres: stopping server pid ${pid} (${why})`);
       await shutDownPid(pid, log);
     } else {
       log(`embedded postgres: removing stale postmaster.pid (pid ${lines[0] ?? "?"} is not running postgres here)`);

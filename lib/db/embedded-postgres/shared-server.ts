@@ -38,5 +38,6 @@ export async function probeEmbeddedPostgres(dataDir: string): Promise<{ url: str
  * This is exactly reclaimStaleServer's clean-up: a server nobody owns is what it reclaims.
  */
 export async function stopEmbeddedPostgres(opts: { dataDir: string; log?: (msg: string) => void }): Promise<void> {
-  await reclaimStaleServer({ dataDir: path.resolve(opts.dataDir), log: opts.log ?? (() => {}) });
+  // Said on every ordinary stop: "no live process owns it" read like a fault on Ctrl-C.
+  await reclaimStaleServer({ dataDir: path.resolve(opts.dataDir), log: opts.log ?? (() => {}), why: "its last user is stopping" });
 }
