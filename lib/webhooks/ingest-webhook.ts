@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "@/lib/db";
 import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { ProblemError } from "@/lib/http/problem";
+import { metrics } from "@/lib/metrics/registry";
 import { loadWebhookConnection, type IngestConnection } from "@/lib/webhooks/load-webhook-connection";
 import { isStorableJson } from "@/lib/webhooks/storable-json";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "@/lib/http/json-limits";
@@ -11,7 +12,15 @@ import { MAX_EVENT_TYPE_LENGTH, type WebhookIngestResponse } from "@/lib/webhook
 
 export const connectionIdPattern = /^whc_[A-Za-z0-9_-]{32}$/;
 
-type IngestAnswer = { code: "stored" | "duplicate" | "stale" | "not-found"; eventId?: string; status?: string; operationId?: string | null; tenantId?: string };
+type IngestAnswer = {
+  code: "stored" | "duplicate" | "stale" | "not-found";
+  eventId?: string;
+  status?: string;
+  operationId?: string | null;
+  tenantId?: string;
+  // A provider's "succeeded" stopped an operation's retry: it is unknown until an operator settles it.
+  becameUnknown?: boolean;
+};
 
 // POST /api/v1/webhooks/{connectionId}: verify (raw bytes, constant time, any secret) →
 // one SQL call that dedupes on (connection, provider event id) with INSERT … ON CONFLICT DO
@@ -68,6 +77,7 @@ export async function ingestWebhook(options: {
     return { duplicate: true, eventId: answer.eventId ?? "" };
   }
   count(answer.status ?? "stored");
+  if (answer.becameUnknown) metrics().unknowns.inc({ cause: "webhook-contradicts-retry" });
   options.annotate?.({ operationId: answer.operationId ?? null, webhookStatus: answer.status ?? null });
   return { duplicate: false, eventId, status: answer.status as Extract<WebhookIngestResponse, { duplicate: false }>["status"] };
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getOperationTrace } from "@/lib/console/operation-trace";
 import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
+import { matchWebhookEvent } from "@/lib/webhooks/match-webhook-event";
 import { closeSettledAttempts } from "@/lib/operations/reap-expired-leases";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -329,6 +330,88 @@ describe("a webhook after the agent's complete", () => {
     expect(conflict).toHaveLength(1);
     expect(conflict[0]!.actor).toBe(`webhook:${res.body.eventId}`);
   });
+});
+
+describe("a webhook about an operation waiting to retry", () => {
+  // Its attempt reported failed (retryable): a provider that says succeeded contradicts that, and
+  // the retry would run the tool a second time. The operation becomes unknown (no retry runs),
+  // flagged, and the event waits in the inbox, where matching it settles the operation.
+  async function pendingWithKey(key: string) {
+    const op = await claimWithKey(key);
+    const failed = await complete(op, "failed", { retryable: true, error: { code: "timeout", message: "no answer" } });
+    expect(failed.status, failed.text).toBe(200);
+    expect(failed.body.state).toBe("pending");
+    return op;
+  }
+
+  it("says succeeded: the operation becomes unknown, the retry is refused, and matching the event settles it", async () => {
+    const key = `idem-${randomUUID()}`;
+    const op = await pendingWithKey(key);
+    const before = await operation(op.operationId);
+
+    const res = await send("ticket.created", op.operationId);
+
+    expect(res.body.status).toBe("contradicting");
+    const after = await operation(op.operationId);
+    expect(after.state).toBe("unknown");
+    expect(after.notBefore).toBeNull();
+    expect(after.flaggedAt).not.toBeNull();
+    expect(after.flagReason).toContain(res.body.eventId);
+    expect(after.error).toMatchObject({ code: "contradicting-reports" });
+    const [became] = await audits(op.operationId, "operation.unknown");
+    expect(became).toMatchObject({ actor: `webhook:${res.body.eventId}`, before: { state: "pending" }, after: { state: "unknown", eventId: res.body.eventId } });
+    // Past the backoff, the same key is refused rather than run again.
+    await new Promise((r) => setTimeout(r, Math.max(0, (before.notBefore?.getTime() ?? 0) - Date.now()) + 50));
+    const retry = await claimWithKey(key, 409);
+    expect(retry.body.code).toBe("outcome-unknown");
+    expect(await app.db.attempt.count({ where: { operationId: op.operationId } })).toBe(1);
+    const metricsText = (await Promise.all(app.servers.map((server) => call(server.baseUrl, "GET", "/api/metrics")))).map((m) => m.text).join("\n");
+    expect(metricsText).toMatch(/tollgate_unknowns_total\{cause="webhook-contradicts-retry"\} [1-9]/);
+
+    // An operator matches the event from the inbox: the operation is settled as the provider says.
+    // (The inbox's route calls this; its HTTP side is in webhooks-inbox.test.ts.)
+    const matched = await matchWebhookEvent({
+      db: app.db,
+      tenantId: acme.tenantId,
+      eventId: res.body.eventId,
+      input: { operationId: op.operationId, outcome: "succeeded", reason: "the provider's event", eventStatus: "contradicting" },
+      actor: "user:operator@example.test",
+    });
+    expect(matched.state).toBe("succeeded");
+    expect(await operation(op.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null });
+    expect((await claimWithKey(key, 200)).headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("a succeeded event naming its side effect confirms the effect and stops the retry too", async () => {
+    const op = await pendingWithKeyAndEffect();
+    const effect = await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId, name: "ticket" } });
+
+    const res = await send("ticket.created", effect.downstreamKey);
+
+    expect(res.body.status).toBe("contradicting");
+    expect((await operation(op.operationId)).state).toBe("unknown");
+    expect((await app.db.sideEffect.findUniqueOrThrow({ where: { id: effect.id } })).state).toBe("confirmed");
+  });
+
+  it("says failed: it agrees with the attempt's report; the retry stays scheduled", async () => {
+    const op = await pendingWithKey(`idem-${randomUUID()}`);
+    const before = await operation(op.operationId);
+
+    const res = await send("ticket.rejected", op.operationId);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(op.operationId)).toEqual(before);
+  });
+
+  async function pendingWithKeyAndEffect() {
+    const op = await claimWithKey(`idem-${randomUUID()}`);
+    // Intended only: an effect that may have gone out (sent) would make the failed report unknown itself.
+    expect((await putEffect(op, "ticket", "intended")).status).toBe(200);
+    const failed = await complete(op, "failed", { retryable: true, error: { code: "timeout", message: "no answer" } });
+    expect(failed.status, failed.text).toBe(200);
+    expect(failed.body.state).toBe("pending");
+    return op;
+  }
 });
 
 describe("a webhook for an unknown outcome", () => {
