@@ -13,7 +13,8 @@ const COMPLETE_SQL: HotStatement = {
   text: "SELECT tollgate_complete($1::text, $2::text, $3::text[], $4::text, $5::bigint, $6::text, $7::boolean, $8::jsonb, $9::jsonb, $10::jsonb, $11::text, $12::text) AS r",
 };
 
-type SqlComplete = { code: string; op?: SqlOperation; detail?: string; state?: string };
+// becameUnknown: a report that contradicted the retry the operation waited for made it unknown.
+type SqlComplete = { code: string; op?: SqlOperation; detail?: string; state?: string; becameUnknown?: boolean };
 
 // Records the outcome the lease holder reports. One SQL function call: it checks the fencing
 // token, recognises a repeated complete by its digest, and writes operation, attempt and
@@ -44,6 +45,7 @@ export async function completeOperation(options: {
   if (!r) throw new Error("tollgate_complete returned nothing");
   metrics().completes.inc({ outcome: input.outcome, result: r.code });
   if (r.code === "completed" && r.state === "unknown") metrics().unknowns.inc({ cause: "reported" });
+  if (r.becameUnknown) metrics().unknowns.inc({ cause: "contradicts-retry" });
   if ((r.code === "completed" || r.code === "repeated" || r.code === "agrees") && r.op) {
     return { view: operationView(r.op), changed: r.code === "completed" };
   }

@@ -345,6 +345,83 @@ describe("complete: the lease holder reports the outcome", () => {
     expect((await auditOf(op.operationId)).filter((a) => a.action === "operation.unknown")).toHaveLength(1);
   });
 
+  // Review, 2026-12-01: "unknown" says the effect may have happened as much as "succeeded" does;
+  // it was a late report (lease-lost, audited) and the retry ran.
+  it("an attempt that said failed (retryable) and then unknown, before any retry: the operation becomes unknown too", async () => {
+    const tool = await createTool({ maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    expect((await complete(op.operationId, { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "e503", message: "down" } })).status).toBe(200);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, outcome: "unknown", error: { code: "timeout", message: "the provider did not answer" } });
+
+    expectProblem(res, 409, "lease-lost");
+    expect(await operation(op.operationId)).toMatchObject({
+      state: "unknown",
+      notBefore: null,
+      error: { code: "contradicting-reports", message: "attempt 1 reported failed (retryable), then unknown: the effect may have happened" },
+    });
+    await waitUntil(op.operationId, "backoff over");
+    expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args }), 409, "outcome-unknown");
+    expect(await attemptsOf(op.operationId)).toHaveLength(1);
+  });
+
+  // Review, 2026-12-01: an operator resolved "retry" (the lease had run out, nothing reported), and
+  // the attempt's late "succeeded" was refused as lease-lost, unflagged: the next claim ran the
+  // tool again. It contradicts the operator's decision, as a report against any resolution does.
+  it.each([
+    { name: "the lease ran out without a report", first: null },
+    { name: "the attempt had reported unknown", first: { outcome: "unknown", error: { code: "timeout", message: "no answer" } } },
+  ])("after an operator resolved retry ($name), the attempt's late succeeded → 409 already-resolved, flagged, unknown: no retry runs", async ({ first }) => {
+    const tool = await createTool({ leaseSeconds: 1, takeover: "never", maxAttempts: 3 });
+    const op = await claimNew(tool);
+    if (first) expect((await complete(op.operationId, { fencingToken: op.token, ...first })).status).toBe(200);
+    else await waitUntil(op.operationId, "lease expired");
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, {
+      key: acme.admin,
+      body: { outcome: "retry", reason: "nothing at the provider yet" },
+    });
+    expect([resolved.status, resolved.body.state], resolved.text).toEqual([200, "pending"]);
+
+    const res = await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } });
+
+    expectProblem(res, 409, "already-resolved");
+    expect(res.body.detail).toContain("An operator resolved the operation as retry");
+    const stored = await operation(op.operationId);
+    expect(stored).toMatchObject({
+      state: "unknown",
+      flagReason: "attempt 1 reported succeeded after an operator resolved the operation as retry",
+      error: { code: "contradicting-reports", message: "attempt 1 reported succeeded after an operator resolved the operation as retry: the effect may have happened" },
+    });
+    expect(stored.flaggedAt).not.toBeNull();
+    const audit = (await auditOf(op.operationId)).filter((a) => a.action === "operation.unknown").at(-1);
+    expect(audit).toMatchObject({ before: { state: "pending" }, after: { state: "unknown", reportedOutcome: "succeeded", resolution: "retry", result: { resourceId: "T-late" } } });
+    expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args }), 409, "outcome-unknown");
+    expect(await attemptsOf(op.operationId)).toHaveLength(1);
+    const metricsText = (await call(app.baseUrl, "GET", "/api/metrics")).text;
+    expect(metricsText).toMatch(/tollgate_unknowns_total\{cause="contradicts-retry"\} [1-9]/);
+  });
+
+  it("a retry resolution left from an earlier attempt is not about the next one: its own failed (retryable) then succeeded is lease-lost, unflagged", async () => {
+    const tool = await createTool({ leaseSeconds: 1, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const first = await claimNew(tool);
+    await waitUntil(first.operationId, "lease expired");
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${first.operationId}/resolve`, { key: acme.admin, body: { outcome: "retry", reason: "retry it" } });
+    expect(resolved.status, resolved.text).toBe(200);
+    const second = await claim(app.baseUrl, acme.agent, first.idem, { tool, args: first.args });
+    expect([second.status, second.body.attempt?.number], second.text).toEqual([201, 2]);
+    const token = second.body.attempt.fencingToken as string;
+    expect((await complete(first.operationId, { fencingToken: token, outcome: "failed", retryable: true, error: { code: "e503", message: "down" } })).status).toBe(200);
+
+    const res = await complete(first.operationId, { fencingToken: token, outcome: "succeeded", result: { statusCode: 201 } });
+
+    expectProblem(res, 409, "lease-lost");
+    expect(await operation(first.operationId)).toMatchObject({
+      state: "unknown",
+      flaggedAt: null,
+      error: { message: "attempt 2 reported failed (retryable), then succeeded: the effect may have happened" },
+    });
+  });
+
   // Code review: after an operator settled an operation whose attempt had reported unknown, the
   // attempt's real answer was taken as contradicting its own "unknown" and flagged, agreeing or not.
   it.each([
