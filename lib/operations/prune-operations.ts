@@ -3,6 +3,9 @@ import type { Db } from "@/lib/db";
 // Deletes terminal operations whose result retention has passed, in batches so a large
 // backlog never holds long locks. Never touches processing, pending or unknown operations:
 // only a replayable result may be forgotten. A later claim with the same key starts anew.
+// Nor one settled while its attempt still works (a webhook settled it under a live lease the
+// attempt keeps by heartbeats): its complete may still come, and a claim of the key must not
+// start a second operation while that first call may be in flight.
 export async function pruneOperations(options: { db: Db; batchSize?: number; maxBatches?: number }): Promise<{ deleted: number }> {
   const batchSize = options.batchSize ?? 1000;
   const maxBatches = options.maxBatches ?? 10_000;
@@ -12,6 +15,7 @@ export async function pruneOperations(options: { db: Db; batchSize?: number; max
       DELETE FROM operation WHERE id IN (
         SELECT id FROM operation
         WHERE state IN ('succeeded', 'failed', 'rejected') AND result_expires_at < now()
+          AND (open_attempt_until IS NULL OR open_attempt_until < now())
         LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)`;
     deleted += n;
     if (n < batchSize) break;

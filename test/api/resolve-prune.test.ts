@@ -268,7 +268,14 @@ describe("prune: forgetting replayable results after their retention", () => {
     const unknown = await claimNew(tool, { n: 7 });
     await complete(unknown, { outcome: "unknown" });
     const stillAwaiting = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool: approvalTool, args: { n: 8 } });
-    const live = [processing.operationId, pending.operationId, unknown.operationId, stillAwaiting.body.operationId];
+    // Settled (by a webhook, say) while its attempt still works under a live lease it keeps by
+    // heartbeats: the attempt's agreeing complete may still come, and a retry of the key must not
+    // start a new operation while the first call may be in flight. (The open attempt is set
+    // directly: webhooks-matching.test.ts makes one for real.)
+    const settledStillOpen = await claimNew(tool, { n: 9 });
+    await complete(settledStillOpen, { outcome: "succeeded" });
+    await app.db.$executeRaw`UPDATE operation SET open_attempt_until = now() + interval '1 hour' WHERE id = ${settledStillOpen.operationId}`;
+    const live = [processing.operationId, pending.operationId, unknown.operationId, stillAwaiting.body.operationId, settledStillOpen.operationId];
 
     for (const id of [...prunable, ...live]) await age(id);
     const states = await app.db.operation.findMany({ where: { id: { in: [...prunable, ...live] } }, select: { id: true, state: true } });
@@ -280,6 +287,7 @@ describe("prune: forgetting replayable results after their retention", () => {
       [pending.operationId]: "pending",
       [unknown.operationId]: "unknown",
       [stillAwaiting.body.operationId]: "awaiting_approval",
+      [settledStillOpen.operationId]: "succeeded",
     });
     const auditBefore = await app.db.auditEvent.count({ where: { targetType: "operation", targetId: { in: prunable } } });
     expect(auditBefore).toBeGreaterThanOrEqual(6);
