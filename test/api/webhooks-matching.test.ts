@@ -471,6 +471,24 @@ describe("what else names an operation", () => {
     expect(recorded).toMatchObject({ actor: `webhook:${res.body.eventId}`, reason: `reported by webhook ${res.body.eventId}` });
   });
 
+  // Review, 2026-12-01: a fast provider's webhook lands before the agent reports `sent`; that
+  // report was 409 side-effect-backwards, and the provider's request id was never stored.
+  it("the agent's sent, after the provider's event confirmed the call: 200, its request id recorded, the call stays confirmed", async () => {
+    const op = await claimNew();
+    const effect = await putEffect(op, "create-ticket", "intended");
+    expect((await send("ticket.created", effect.body.downstreamKey)).body.status).toBe("matched");
+
+    const sent = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.operationId}/side-effects/create-ticket`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, provider: "tickets", state: "sent", providerRequestId: "req_late" },
+    });
+
+    expect(sent.status, sent.text).toBe(200);
+    expect(sent.body).toMatchObject({ state: "confirmed", providerRequestId: "req_late" });
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId } })).toMatchObject({ state: "confirmed", providerRequestId: "req_late" });
+    expect((await complete(op, "succeeded", { result: { statusCode: 201 } })).status).toBe(200);
+  });
+
   it("an event about one of several side effects confirms that call only: the operation is left to its agent", async () => {
     const op = await claimNew();
     const ticket = await putEffect(op, "create-ticket", "sent");
