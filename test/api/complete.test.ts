@@ -422,6 +422,35 @@ describe("complete: the lease holder reports the outcome", () => {
     });
   });
 
+  // Review, 2026-12-01: the operator's retry resolution stays on the row; the next attempt's own
+  // contradicting reports were judged against it (flagged and audited again on each repeat, its
+  // first report then "agreeing" with the resolution and audited too) instead of its own report.
+  it("after an operator's retry, the next attempt's contradicting report is judged against its own first report: flagged and audited once", async () => {
+    const tool = await createTool({ leaseSeconds: 1, takeover: "never", maxAttempts: 3 });
+    const op = await claimNew(tool);
+    await waitUntil(op.operationId, "lease expired");
+    expect((await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, { key: acme.admin, body: { outcome: "retry", reason: "retry it" } })).status).toBe(200);
+    const second = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+    expect(second.status, second.text).toBe(201);
+    const token = second.body.attempt.fencingToken as string;
+    const succeeded = { fencingToken: token, outcome: "succeeded", result: { statusCode: 201, resourceId: "T-2" } };
+    const failed = { fencingToken: token, outcome: "failed", error: { code: "e500", message: "it broke" } };
+    expect((await complete(op.operationId, succeeded)).status).toBe(200);
+
+    const contradicting = [await complete(op.operationId, failed), await complete(op.operationId, failed)];
+    const firstAgain = await complete(op.operationId, succeeded);
+
+    for (const res of contradicting) {
+      expectProblem(res, 409, "already-resolved");
+      expect(res.body.detail).toBe("This attempt already reported succeeded; the operation is succeeded");
+    }
+    expect(firstAgain.status, firstAgain.text).toBe(200);
+    const actions = (await auditOf(op.operationId)).map((a) => a.action);
+    expect(actions.filter((a) => a === "operation.complete_conflict")).toHaveLength(1);
+    expect(actions).not.toContain("operation.complete_agreed");
+    expect(await operation(op.operationId)).toMatchObject({ state: "succeeded", flagReason: "attempt 2 reported failed after it had reported succeeded" });
+  });
+
   // Code review: after an operator settled an operation whose attempt had reported unknown, the
   // attempt's real answer was taken as contradicting its own "unknown" and flagged, agreeing or not.
   it.each([

@@ -4,7 +4,10 @@
 --  * after an operator resolved it as retry (the attempt's lease had run out), the attempt's own
 --    late "succeeded" was refused as lease-lost, unflagged, and the next claim ran the tool again;
 --  * "failed (retryable)" then "unknown" from the same attempt let the retry run too;
---  * the operation's error named the earlier report as "failed (retryable)" whatever it was.
+--  * the operation's error named the earlier report as "failed (retryable)" whatever it was;
+--  * a retry resolution left on the row from before an attempt started made that attempt's own
+--    contradicting reports count as contradicting the resolution (flagged and audited again on
+--    every repeat, the digest flipping between them) instead of its own first report.
 
 CREATE OR REPLACE FUNCTION tollgate_complete(p_tenant_id text, p_api_key_id text, p_allowed_tools text[], p_op_id text, p_token bigint,
   p_outcome text, p_retryable boolean, p_result jsonb, p_error jsonb, p_provider jsonb, p_digest text, p_actor text)
@@ -48,7 +51,10 @@ BEGIN
     -- Only while nobody resolved it since: once an operator or a webhook settled it (an
     -- attempt that reported unknown, say), the report is judged against that resolution below,
     -- like any report on a settled operation (200 if it agrees; code review).
-    IF v_op.fencing_token = p_token AND v_op.state IN ('succeeded', 'failed', 'rejected') AND v_op.resolution IS NULL THEN
+    -- [changed] A resolution from before this attempt started (an operator's retry that let it
+    -- run) is not one since: it stays on the row, and took this path away from every later attempt.
+    IF v_op.fencing_token = p_token AND v_op.state IN ('succeeded', 'failed', 'rejected')
+      AND (v_op.resolution IS NULL OR (v_op.resolution ->> 'at')::timestamptz < v_att.started_at) THEN
       PERFORM 1 FROM audit_event WHERE tenant_id = p_tenant_id AND target_type = 'operation' AND target_id = p_op_id
         AND action = 'operation.complete_conflict' AND after ->> 'digest' = p_digest;
       IF NOT FOUND THEN
