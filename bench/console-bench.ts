@@ -30,6 +30,7 @@ import { buildOperationsQuery, listOperations, operationsCursor } from "@/lib/co
 import { exportOperationsCsv } from "@/lib/console/export-operations-csv";
 import { loadOperationsQuery, serializeOperationsQuery, type OperationsQuery } from "@/lib/console/operations-query";
 import { countReconcileQueue } from "@/lib/console/reconcile-queue";
+import { listInbox } from "@/lib/console/webhook-inbox";
 import { startServer, type BenchServer } from "./server";
 
 const TARGET_MS = 50;
@@ -105,7 +106,7 @@ export async function runConsoleBench(argv: string[]): Promise<number> {
       out(`| ${r.name} | ${r.sort} | ${r.page} | ${r.rows} | ${r.total} | ${r.p50.toFixed(2)} | ${r.p95.toFixed(2)} | ${r.p95 < TARGET_MS ? "PASS" : "FAIL"} | ${r.plan} | ${r.countPlan} |`);
     }
     out();
-    out("### Reconcile queue (SQL as the brief writes it) and the shell's queue count");
+    out("### Reconcile queue (SQL as the brief writes it), the shell's queue count, and the inbox");
     out("| query | p50 ms | p95 ms | p95 < 50 ms | plan |");
     out("|---|---:|---:|:---:|---|");
     for (const r of queue) out(`| ${r.name} | ${r.p50.toFixed(2)} | ${r.p95.toFixed(2)} | ${r.p95 < TARGET_MS ? "PASS" : "FAIL"} | ${r.plan} |`);
@@ -248,7 +249,42 @@ async function prepareDatabase(options: Options, databaseUrl: string, log: (msg:
     { tenantId, tag: "b", rows: options.rows },
     { tenantId: otherId, tag: "o", rows: otherRows },
   ], log);
+  await seedWebhookEvents(databaseUrl, tenantId, log);
   return { tenantId, rows: options.rows, otherRows, seeded: true, seedSeconds, email: BENCH_EMAIL, password };
+}
+
+// The inbox's history: a provider connection whose events matched 60% of the tenant's operations
+// (the inbox reads what a connection matched to rank candidates), and 2,000 recent events that
+// named nothing, waiting in the inbox.
+async function seedWebhookEvents(databaseUrl: string, tenantId: string, log: (msg: string) => void): Promise<void> {
+  const t0 = performance.now();
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(
+      `INSERT INTO webhook_connection (id, tenant_id, name, scheme, secrets_encrypted, correlation_path, outcomes)
+       VALUES ('whc_console_bench', $1, 'billing', 'standard_webhooks', '{}', 'data.metadata.tollgate_operation', '{"charge.succeeded":"succeeded"}')`,
+      [tenantId],
+    );
+    const matched = await client.query(
+      `INSERT INTO webhook_event (id, tenant_id, connection_id, provider_event_id, event_type, payload, correlation_value, status, outcome, operation_id, received_at)
+       SELECT 'whe_m' || o.id, o.tenant_id, 'whc_console_bench', 'evt_m' || o.id, 'charge.succeeded', '{}'::jsonb, o.id, 'matched', 'succeeded', o.id,
+         o.created_at + interval '2 seconds'
+       FROM operation o WHERE o.tenant_id = $1 AND abs(hashtext(o.id)) % 10 < 6`,
+      [tenantId],
+    );
+    await client.query(
+      `INSERT INTO webhook_event (id, tenant_id, connection_id, provider_event_id, event_type, payload, correlation_value, status, received_at)
+       SELECT 'whe_u' || i, $1, 'whc_console_bench', 'evt_u' || i, 'charge.succeeded',
+         jsonb_build_object('type', 'charge.succeeded', 'data', jsonb_build_object('id', 'ch_' || i)), 'lost-' || i, 'unmatched', now() - i * interval '1 minute'
+       FROM generate_series(1, 2000) AS i`,
+      [tenantId],
+    );
+    await client.query("ANALYZE webhook_event");
+    log(`seeded ${fmt(matched.rowCount ?? 0)} matched and 2,000 unmatched webhook events in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  } finally {
+    await client.end();
+  }
 }
 
 async function readWorld(databaseUrl: string): Promise<World> {
@@ -485,6 +521,10 @@ async function measureReconcile(db: Db, tenantId: string, options: Options): Pro
   for (const [name, run, sql] of [
     ["reconcile queue: oldest 50", () => db.$queryRaw(queueSql), queueSql],
     ["shell: countReconcileQueue() (every console page)", () => countReconcileQueue({ db, tenantId }), null],
+    // Every query the inbox page's list makes (page, candidates, tool families, previews), in
+    // sequence as the page runs them; the plan shown is the tool-families query, the one that
+    // grows with the connection's history.
+    ["inbox: listInbox(), first page of 25 (every 15 s while open)", () => listInbox({ db, tenantId, limit: 25 }), familiesSql(tenantId)],
   ] as const) {
     for (let i = 0; i < options.warmup; i++) await run();
     const times: number[] = [];
@@ -499,6 +539,18 @@ async function measureReconcile(db: Db, tenantId: string, options: Options): Pro
     results.push({ name, p50: percentile(times, 50), p95: percentile(times, 95), plan });
   }
   return results;
+}
+
+// The inbox's tool-families query (lib/console/webhook-inbox.ts) for the tenant's connections.
+function familiesSql(tenantId: string): Prisma.Sql {
+  return Prisma.sql`
+    SELECT DISTINCT c.id AS connection_id, split_part(o.tool, '.', 1) AS family
+    FROM (SELECT id FROM webhook_connection WHERE tenant_id = ${tenantId}) AS c
+    CROSS JOIN LATERAL (
+      SELECT e.operation_id FROM webhook_event e
+      WHERE e.tenant_id = ${tenantId} AND e.connection_id = c.id AND e.status = 'matched'
+      ORDER BY e.received_at DESC LIMIT 200) m
+    JOIN operation o ON o.id = m.operation_id AND o.tenant_id = ${tenantId}`;
 }
 
 type ExportResult = { filter: string; rows: number; bytes: number; seconds: number; heapGrowthMb: number };

@@ -366,6 +366,27 @@ describe("candidates the inbox proposes", () => {
   });
 });
 
+describe("what a connection is about", () => {
+  it("the tool families its latest matched events settled make an operation of that family a candidate", async () => {
+    // A connection whose name and event types say nothing of tickets: only what it matched does.
+    const relaySecret = newStandardSecret();
+    const { connectionId: relay } = await createConnection(app.baseUrl, acme.admin, "relay", {
+      scheme: "standard-webhooks",
+      secrets: [relaySecret],
+      outcomes: { "job.done": "succeeded" },
+    });
+    const learned = await unknownOp();
+    expect((await event(await inboxEvent("job.done", learned.operationId, {}, relay, relaySecret))).status).toBe("matched");
+    const waiting = await unknownOp();
+    const eventId = await inboxEvent("job.done", "nothing-it-names", {}, relay, relaySecret);
+
+    const inbox = await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 200 });
+    const candidate = inbox.events.find((e) => e.id === eventId)?.candidates.find((c) => c.id === waiting.operationId);
+
+    expect(candidate?.reasons).toContain("same tool family (tickets.*)");
+  });
+});
+
 describe("filtering the inbox", () => {
   it("narrows by reason, connection and an exact value, counts each choice over the whole inbox, and keeps other tenants out", async () => {
     const billingSecret = newStandardSecret();
