@@ -194,7 +194,8 @@ describe("real responses validate against the documented schemas", () => {
       send: () =>
         call(app.baseUrl, "PUT", `/api/v1/operations/${granted.body.operationId}/side-effects/charge`, {
           key: tenant.agent,
-          body: { fencingToken: granted.body.attempt.fencingToken, provider: "stripe", state: "sent" },
+          // From one final state to the other (a report behind a final state is 200 since 2026-12-01).
+          body: { fencingToken: granted.body.attempt.fencingToken, provider: "stripe", state: "failed" },
         }),
     },
     { name: "event subscription created", path: "/api/v1/event-subscriptions/{name}", method: "put", status: 201, send: () => call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/oa-feed", { key: tenant.admin, body: { url: "https://hooks.example.com/x", events: ["operation.unknown"] } }) },
