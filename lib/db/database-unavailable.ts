@@ -27,6 +27,7 @@ const IN_DOUBT: Record<string, string> = {
   "57P01": "the database was shut down",
   "57P02": "the database crashed",
   "57P04": "the database was dropped",
+  "57P05": "the database ended a connection idle past its idle-session timeout",
   ECONNRESET: "the connection to the database was reset",
   EPIPE: "the connection to the database broke",
   ETIMEDOUT: "the connection to the database timed out",
@@ -49,7 +50,15 @@ const REPEAT_THE_SAME_REQUEST =
 
 type Classified = { nothingStored: boolean; why: string };
 
-function classify(code: string, message: unknown): Classified | undefined {
+// Host or network unreachable: on connect nothing was sent; on an open connection (Linux reports
+// an ICMP unreachable kept as the socket's soft error when retransmission gives up) statements the
+// database had already committed fail with it too.
+const UNREACHABLE_LATER = new Set(["EHOSTUNREACH", "ENETUNREACH"]);
+
+function classify(code: string, message: unknown, syscall?: unknown): Classified | undefined {
+  if (UNREACHABLE_LATER.has(code) && syscall !== undefined && syscall !== "connect") {
+    return { nothingStored: false, why: "the database's host became unreachable" };
+  }
   if (NOTHING_STORED[code]) return { nothingStored: true, why: NOTHING_STORED[code] };
   if (IN_DOUBT[code]) return { nothingStored: false, why: IN_DOUBT[code] };
   // 08P01 (protocol violation) is also what a statement sent with the wrong number of parameters gets: a bug, not an outage.
@@ -68,9 +77,19 @@ function serviceUnavailable({ nothingStored, why }: Classified, inDoubt: string,
 
 // A hot-path statement's error (pg's, as it is).
 export function databaseUnavailable(error: unknown): ProblemError | null {
-  const e = error as { code?: unknown; message?: unknown } | null | undefined;
-  const classified = classify(typeof e?.code === "string" ? e.code : "", e?.message);
+  const e = error as { code?: unknown; message?: unknown; syscall?: unknown } | null | undefined;
+  const classified = classify(typeof e?.code === "string" ? e.code : "", e?.message, e?.syscall);
   return classified ? serviceUnavailable(classified, REPEAT_THE_SAME_REQUEST, error) : null;
+}
+
+// A hot-path connection that could not be opened: the statement never left the process, whatever
+// the error says ("Connection terminated unexpectedly" during start-up, pg's bare "timeout
+// expired" for a server that accepts and never answers).
+export function databaseNotReached(error: unknown): ProblemError {
+  const e = error as { code?: unknown; message?: unknown } | null | undefined;
+  const known = classify(typeof e?.code === "string" ? e.code : "", e?.message);
+  const why = known?.nothingStored ? known.why : "no connection to the database could be opened";
+  return serviceUnavailable({ nothingStored: true, why }, REPEAT_THE_SAME_REQUEST, error);
 }
 
 // The driver adapter's names for the socket errors it maps (@prisma/adapter-pg, mapSocketError).

@@ -2,7 +2,7 @@ import pg from "pg";
 import type { Db } from "@/lib/db";
 import { metrics } from "@/lib/metrics/registry";
 import { log } from "@/lib/log";
-import { databaseUnavailable } from "@/lib/db/database-unavailable";
+import { databaseNotReached, databaseUnavailable } from "@/lib/db/database-unavailable";
 
 // The protocol's hot path (claim, heartbeat, complete, webhook ingest; replays are claims) sends
 // its one SQL statement on a connection of its own in pg's PIPELINE mode: every statement is
@@ -24,22 +24,31 @@ export type HotStatement = { name: string; text: string };
 export const HOT_LOCK_TIMEOUT_MS = 2_000;
 export const HOT_STATEMENT_TIMEOUT_MS = 10_000;
 export const HOT_CONNECT_TIMEOUT_MS = 5_000;
+// A connection that stays silent this long while statements wait for their answers is taken for
+// dead (a database host that froze, a failover that moved its address, a NAT that forgot the
+// connection): nothing else would ever fail them, as statement_timeout runs on the server. A live
+// server answers a statement at least every statement_timeout, so this margin is never reached.
+export const HOT_STALL_MARGIN_MS = 5_000;
 export const HOT_APPLICATION_NAME = "tollgate-hot";
 
 export type HotSql = { query<T>(statement: HotStatement, values: unknown[]): Promise<T[]>; end(): Promise<void> };
 
 export function createHotSql(
   connectionString: string,
-  options: { connections: number; lockTimeoutMs?: number; statementTimeoutMs?: number },
+  options: { connections: number; lockTimeoutMs?: number; statementTimeoutMs?: number; connectTimeoutMs?: number; stallAfterMs?: number },
 ): HotSql {
+  const statementTimeout = options.statementTimeoutMs ?? HOT_STATEMENT_TIMEOUT_MS;
   const config: pg.ClientConfig = {
     connectionString,
     application_name: HOT_APPLICATION_NAME,
     lock_timeout: options.lockTimeoutMs ?? HOT_LOCK_TIMEOUT_MS,
-    statement_timeout: options.statementTimeoutMs ?? HOT_STATEMENT_TIMEOUT_MS,
-    connectionTimeoutMillis: HOT_CONNECT_TIMEOUT_MS,
+    statement_timeout: statementTimeout,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? HOT_CONNECT_TIMEOUT_MS,
+    // An idle connection whose peer vanished is found out before a statement waits on it.
+    keepAlive: true,
   };
-  const connections = Array.from({ length: options.connections }, () => pipelinedConnection(config));
+  const stallAfterMs = options.stallAfterMs ?? statementTimeout + HOT_STALL_MARGIN_MS;
+  const connections = Array.from({ length: options.connections }, () => pipelinedConnection(config, stallAfterMs));
   let next = 0;
   return {
     query: <T>(statement: HotStatement, values: unknown[]) => connections[next++ % connections.length]!.query<T>(statement, values),
@@ -47,20 +56,27 @@ export function createHotSql(
   };
 }
 
+type Socket = { cork(): void; uncork(): void; destroy(): void; on(event: "data", listener: () => void): void };
+const socketOf = (c: pg.Client) => (c as unknown as { connection: { stream: Socket } }).connection.stream;
+
 // One pg Client in pipeline mode, opened on first use and opened again after it breaks (the
 // database restarted, the backend was ended): a broken client errors every statement it holds
-// and is dropped; the next statement opens a new one. A failed open is that statement's error.
-function pipelinedConnection(config: pg.ClientConfig): HotSql {
+// and is dropped; the next statement opens a new one. A failed open is that statement's error,
+// and says nothing was stored (the statement never left the process).
+function pipelinedConnection(config: pg.ClientConfig, stallAfterMs: number): HotSql {
   let client: pg.Client | undefined;
   let opening: Promise<pg.Client> | undefined;
+  let ended = false;
   const drop = (c: pg.Client) => {
     if (client === c) client = undefined;
   };
   const open = async (): Promise<pg.Client> => {
     const c = new pg.Client({ ...config, pipeline: true } as pg.ClientConfig);
-    // Without a listener a broken connection's 'error' would end the process.
+    // Without a listener a broken connection's 'error' would end the process. Its socket is
+    // closed too: on a protocol error pg leaves it open, with the backend and what it runs.
     c.on("error", (error: Error & { code?: string }) => {
       drop(c);
+      socketOf(c).destroy();
       log().warn({ err: { message: error.message, code: error.code } }, "hot-path database connection lost");
     });
     c.on("end", () => drop(c));
@@ -68,8 +84,29 @@ function pipelinedConnection(config: pg.ClientConfig): HotSql {
       await c.end().catch(() => undefined);
       throw error;
     });
+    socketOf(c).on("data", () => (quietSince = Date.now()));
     client = c;
     return c;
+  };
+  // Statements written and not yet answered, and since when the connection has said nothing while
+  // some were. One timer per connection, armed while statements wait (see HOT_STALL_MARGIN_MS):
+  // a connection silent past stallAfterMs is closed, and pg fails every statement it holds ("may
+  // or may not have been recorded", a 503) instead of leaving them, and all behind them, waiting.
+  let outstanding = 0;
+  let quietSince = 0;
+  let watchdog: NodeJS.Timeout | undefined;
+  const check = () => {
+    watchdog = undefined;
+    const c = client;
+    if (!c || outstanding === 0) return;
+    const silent = Date.now() - quietSince;
+    if (silent < stallAfterMs) {
+      watchdog = setTimeout(check, stallAfterMs - silent).unref();
+      return;
+    }
+    drop(c);
+    socketOf(c).destroy();
+    log().warn({ silentMs: silent, outstanding }, "hot-path database connection silent while statements waited: closed");
   };
   const ready = (): Promise<pg.Client> => {
     opening ??= open().finally(() => (opening = undefined));
@@ -83,7 +120,7 @@ function pipelinedConnection(config: pg.ClientConfig): HotSql {
   const corkUntilLater = (c: pg.Client) => {
     if (corked === c) return;
     corked = c;
-    const stream = (c as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
+    const stream = socketOf(c);
     stream.cork();
     setImmediate(() => {
       if (corked === c) corked = undefined;
@@ -92,14 +129,32 @@ function pipelinedConnection(config: pg.ClientConfig): HotSql {
   };
   return {
     async query<T>(statement: HotStatement, values: unknown[]): Promise<T[]> {
-      const c = client ?? (await ready());
+      if (ended) throw databaseNotReached(new Error("Client was closed and is not queryable"));
+      let c: pg.Client;
+      try {
+        c = client ?? (await ready());
+      } catch (error) {
+        throw databaseNotReached(error);
+      }
       corkUntilLater(c);
-      return (await c.query<T & pg.QueryResultRow>({ name: statement.name, text: statement.text, values })).rows;
+      if (outstanding++ === 0) quietSince = Date.now();
+      watchdog ??= setTimeout(check, stallAfterMs).unref();
+      try {
+        return (await c.query<T & pg.QueryResultRow>({ name: statement.name, text: statement.text, values })).rows;
+      } finally {
+        outstanding--;
+      }
     },
     async end() {
+      ended = true;
       const c = client ?? (await opening?.catch(() => undefined));
       client = undefined;
-      await c?.end();
+      if (watchdog) clearTimeout(watchdog);
+      // pg's end() waits for the statements it holds: on a silent connection, forever.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, HOT_CONNECT_TIMEOUT_MS)));
+      await Promise.race([c?.end(), late.then(() => c && socketOf(c).destroy())]);
+      clearTimeout(timer);
     },
   };
 }

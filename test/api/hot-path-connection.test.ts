@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHotSql, HOT_APPLICATION_NAME, HOT_LOCK_TIMEOUT_MS, runHot } from "@/lib/db/hot-sql";
@@ -6,6 +7,8 @@ import { call, claim, type Reply } from "../support/http";
 import { createTool, expectProblem } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitFor } from "../support/wait-for";
+import { startTcpProxy } from "../support/tcp-proxy";
+import { ProblemError } from "@/lib/http/problem";
 
 // The hot path's statements pipeline on one connection of their own (lib/db/hot-sql.ts). What
 // that must not cost: a lock wait stalls the connection at most HOT_LOCK_TIMEOUT_MS and answers
@@ -45,6 +48,13 @@ function complete(op: { operationId: string; fencingToken: string }): Promise<Re
     key: acme.agent,
     body: { fencingToken: op.fencingToken, outcome: "succeeded", result: { statusCode: 201, body: { ok: true } } },
   });
+}
+
+// The error a statement that must fail failed with.
+async function refusal(statement: Promise<unknown>): Promise<ProblemError> {
+  const settled = await Promise.allSettled([statement]);
+  if (settled[0]?.status !== "rejected") throw new Error("the statement succeeded");
+  return settled[0].reason as ProblemError;
 }
 
 // Holds the operation's row lock in a transaction of its own until release() is called.
@@ -141,6 +151,69 @@ describe("the hot path's pipelined connection", () => {
       await sql.end();
       await locker.query("DROP TABLE hot_commit_probe; DROP FUNCTION hot_commit_refuse();");
     }
+  });
+
+  // Review, 2026-12-01: statement_timeout runs on the server, so a connection that went silent
+  // (a frozen host, a failover that moved its address) left its statements, and every hot-path
+  // request behind them, waiting forever.
+  it("a connection silent while statements wait is closed: 503 that may have been recorded, and the next statement opens a new one", async () => {
+    const target = new URL(app.url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const sql = createHotSql(proxy.url(app.url), { connections: 1, stallAfterMs: 600 });
+    const one = { name: "one", text: "SELECT 1 AS x" };
+    try {
+      expect(await runHot(sql, one, [])).toEqual([{ x: 1 }]);
+      proxy.stall();
+      const started = Date.now();
+      const stuck = await Promise.allSettled([runHot(sql, one, []), runHot(sql, one, [])]);
+      for (const s of stuck) {
+        expect(s.status).toBe("rejected");
+        const problem = (s as PromiseRejectedResult).reason as ProblemError;
+        expect([problem.status, problem.headers["retry-after"]]).toEqual([503, "1"]);
+        expect(problem.message).toMatch(/may or may not have been recorded\. Repeat the same request/);
+      }
+      expect(Date.now() - started).toBeLessThan(5_000);
+      proxy.resume();
+      expect(await runHot(sql, one, [])).toEqual([{ x: 1 }]);
+    } finally {
+      await sql.end();
+      await proxy.close();
+    }
+  });
+
+  // Review, 2026-12-01: a connection that could not be opened never carried the statement, but
+  // pg's "timeout expired" was a 500 and a close during start-up said "may have been recorded".
+  it.each([
+    ["accepts and never answers (the connect timeout)", (socket: Socket) => void socket],
+    ["closes the connection during start-up", (socket: Socket) => socket.destroy()],
+  ])("a database that %s: 503, nothing stored", async (_name, onConnection) => {
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => {
+      sockets.push(socket);
+      onConnection(socket);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const sql = createHotSql(`postgresql://postgres@127.0.0.1:${(server.address() as AddressInfo).port}/nowhere`, { connections: 1, connectTimeoutMs: 300 });
+    try {
+      const refused = await refusal(runHot(sql, { name: "one", text: "SELECT 1" }, []));
+      expect(refused).toBeInstanceOf(ProblemError);
+      expect([refused.status, refused.headers["retry-after"]]).toEqual([503, "1"]);
+      expect(refused.message).toMatch(/nothing was stored\. Retry it\.$/);
+    } finally {
+      await sql.end();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("after end(), a statement is refused (nothing stored) and opens no connection", async () => {
+    const sql = createHotSql(app.url, { connections: 1 });
+    expect(await runHot(sql, { name: "one", text: "SELECT 1 AS x" }, [])).toEqual([{ x: 1 }]);
+    await sql.end();
+    const before = await hotBackends();
+    const refused = await refusal(runHot(sql, { name: "one", text: "SELECT 1 AS x" }, []));
+    expect([refused.status, refused.message]).toEqual([503, expect.stringMatching(/nothing was stored/)]);
+    expect(await hotBackends()).toEqual(before);
   });
 
   it("reads DATABASE_URL as Prisma's pool does (its ?schema= is not sent as a setting) and hands JSON text over as JSON", async () => {

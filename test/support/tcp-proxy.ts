@@ -2,8 +2,19 @@ import { createServer, connect, type Server, type Socket } from "node:net";
 
 // A TCP proxy in front of PostgreSQL, so a test can take "the database" away from a server and
 // give it back: `cut()` breaks every open connection (as a crash or a network fault does),
-// `down()` also refuses new ones, `up()` accepts them again on the same port.
-export type TcpProxy = { port: number; url: (databaseUrl: string) => string; cut(): void; down(): Promise<void>; up(): Promise<void>; close(): Promise<void> };
+// `down()` also refuses new ones, `up()` accepts them again on the same port; `stall()` keeps
+// every connection open but carries nothing more either way (a host that froze, a NAT that forgot
+// the connection), until `resume()`.
+export type TcpProxy = {
+  port: number;
+  url: (databaseUrl: string) => string;
+  cut(): void;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  stall(): void;
+  resume(): void;
+  close(): Promise<void>;
+};
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
@@ -16,13 +27,15 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     server.once("error", reject);
     server.listen(port, "127.0.0.1", () => resolve((server.address() as { port: number }).port));
   });
+  let stalled = false;
+  const forward = (from: Socket, to: Socket) => from.on("data", (chunk) => void (stalled || to.write(chunk)));
   const newServer = () =>
     createServer((client) => {
       const upstream = connect(target.port, target.host);
       track(client);
       track(upstream);
-      client.pipe(upstream);
-      upstream.pipe(client);
+      forward(client, upstream);
+      forward(upstream, client);
       client.on("close", () => upstream.destroy());
       upstream.on("close", () => client.destroy());
     });
@@ -52,6 +65,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       server = newServer();
       await listen(server, port);
     },
+    stall: () => void (stalled = true),
+    resume: () => void (stalled = false),
     close: down,
   };
 }

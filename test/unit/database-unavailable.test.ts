@@ -3,7 +3,7 @@ import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { describe, expect, inject, it } from "vitest";
 import { PrismaClient } from "@/lib/generated/prisma/client";
-import { databaseUnavailable, prismaDatabaseUnavailable } from "@/lib/db/database-unavailable";
+import { databaseNotReached, databaseUnavailable, prismaDatabaseUnavailable } from "@/lib/db/database-unavailable";
 import { ProblemError } from "@/lib/http/problem";
 
 // What a client is told when the database cannot serve a hot-path request: a 503 whose text says
@@ -19,10 +19,24 @@ describe("databaseUnavailable", () => {
     expect((problem?.cause as Error).message).toBe(code);
   });
 
-  it.each(["57P01", "57P02", "57P04", "ECONNRESET", "EPIPE", "ETIMEDOUT", "08006", "08003"])("%s: in doubt, repeat the same request", (code) => {
+  it.each(["57P01", "57P02", "57P04", "57P05", "ECONNRESET", "EPIPE", "ETIMEDOUT", "08006", "08003"])("%s: in doubt, repeat the same request", (code) => {
     const problem = databaseUnavailable(withCode(code));
     expect(problem?.status).toBe(503);
     expect(problem?.message).toMatch(/may or may not have been recorded\. Repeat the same request/);
+  });
+
+  // Review, 2026-12-01: on an open connection these fail statements the database may have
+  // committed (Linux reports a kept ICMP unreachable when retransmission gives up).
+  it.each(["EHOSTUNREACH", "ENETUNREACH"])("%s on connect stored nothing; on an open connection it is in doubt", (code) => {
+    expect(databaseUnavailable(Object.assign(withCode(code), { syscall: "connect" }))?.message).toMatch(/nothing was stored/);
+    expect(databaseUnavailable(Object.assign(withCode(code), { syscall: "read" }))?.message).toMatch(/may or may not have been recorded/);
+  });
+
+  // A hot-path connection that could not be opened: the statement never left the process.
+  it.each([new Error("Connection terminated unexpectedly"), new Error("timeout expired"), withCode("ECONNREFUSED")])("databaseNotReached(%s): nothing stored", (error) => {
+    const problem = databaseNotReached(error);
+    expect([problem.status, problem.headers]).toEqual([503, { "retry-after": "1" }]);
+    expect(problem.message).toMatch(/nothing was stored\. Retry it\.$/);
   });
 
   // pg's own connection errors have no code: their messages say whether anything was sent.
