@@ -103,10 +103,19 @@ export function ResolveDialog(props: {
       const answer = (await res.json().catch(() => null)) as Record<string, unknown> | null;
       if (!res.ok) {
         const detail = typeof answer?.detail === "string" ? answer.detail : `The server answered ${res.status}.`;
+        // A 5xx other than a 503 that says nothing was stored: the resolution may have been recorded.
+        const inDoubt = res.status >= 500 && !/nothing was stored/i.test(detail);
         // The form stays open with the server's account of who settled it (the page would
         // otherwise refresh this form away); closing it shows the operation as it now stands.
-        if (res.status === 409) setOvertaken(true);
-        setErrors({ form: res.status === 409 ? `${detail} Nothing was recorded from this form; close it to see the operation as it stands.` : detail });
+        if (res.status === 409 || inDoubt) setOvertaken(true);
+        setErrors({
+          form:
+            res.status === 409
+              ? `${detail} Nothing was recorded from this form; close it to see the operation as it stands.`
+              : inDoubt
+                ? `${detail.replace(/\.?$/, ".")} It may or may not have been recorded: close this form to see the operation as it stands before trying again.`
+                : detail,
+        });
         return;
       }
       onResolved(
@@ -114,7 +123,9 @@ export function ResolveDialog(props: {
       );
       close();
     } catch {
-      setErrors({ form: "Could not reach the server. Nothing was changed by this attempt; try again." });
+      // The request may have reached the server before the connection failed.
+      setOvertaken(true);
+      setErrors({ form: "Could not reach the server: the resolution may or may not have been recorded. Close this form to see the operation as it stands." });
     } finally {
       setBusy(false);
     }

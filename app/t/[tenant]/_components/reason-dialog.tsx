@@ -3,12 +3,13 @@
 import { useRef, useState, type FormEvent, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import { Modal } from "./modal";
-import { sendJson } from "./send-json";
+import { problemLine, sendJson } from "./send-json";
 import { DialogActions } from "@/components/ui/dialog-actions";
 
 // A decision that needs only a reason (ignore an inbox event, clear a flag): the reason is
 // required here and on the server, sent with `body` to `url`, and kept by the audit log. A
-// refusal is shown in the dialog with "Nothing was changed"; success calls `onDone`.
+// refusal is shown in the dialog with "Nothing was changed" (or, when the change may have been
+// saved after all, says so and refreshes the page); success calls `onDone`.
 export function ReasonDialog({
   title,
   description,
@@ -58,7 +59,9 @@ export function ReasonDialog({
     const res = await sendJson(url, "POST", { ...body, reason: reason.trim() });
     setBusy(false);
     if (!res.ok) {
-      const message = `${res.detail.replace(/\.?$/, ".")} Nothing was changed.`;
+      const message = problemLine(res, "Nothing was changed.");
+      // It may have been saved: the page behind shows what is stored.
+      if (res.inDoubt) router.refresh();
       // Overtaken (decided or cleared by someone else): the page behind shows it as it stands now.
       if (res.status === 409) {
         router.refresh();

@@ -1,27 +1,34 @@
 // Calls a console route handler and reads its answer: the JSON body on success, or the
 // problem+json's detail and per-field errors[] ({ path, message }) on failure.
 export type FieldErrors = Record<string, string>;
-export type Sent<T> = { ok: true; data: T } | { ok: false; status: number; detail: string; fields: FieldErrors };
+// inDoubt: the change may have been saved although nothing confirmed it. The request may have
+// reached the server (the connection failed, or a 5xx other than a 503 saying nothing was
+// stored): a person must look at what is stored, not be told "Nothing was changed".
+export type Sent<T> = { ok: true; data: T } | { ok: false; status: number; detail: string; fields: FieldErrors; inDoubt: boolean };
+
+const IN_DOUBT = "It may or may not have been saved: look at what is stored before trying again.";
 
 export async function sendJson<T>(url: string, method: "POST" | "PUT" | "PATCH", body: unknown): Promise<Sent<T>> {
   let res: Response;
   try {
     res = await fetch(url, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   } catch {
-    return { ok: false, status: 0, detail: "The server could not be reached. Nothing was changed; try again.", fields: {} };
+    return { ok: false, status: 0, detail: "The server could not be reached.", fields: {}, inDoubt: true };
   }
   const parsed = (await res.json().catch(() => null)) as (T & { detail?: string; errors?: { path: string; message: string }[] }) | null;
   if (res.ok && parsed) return { ok: true, data: parsed };
   const fields: FieldErrors = {};
   for (const e of parsed?.errors ?? []) fields[e.path] ??= e.message;
   const detail = parsed?.detail ?? `The server answered ${res.status}.`;
-  return { ok: false, status: res.status, detail: res.status === 401 ? "Your session has ended. Sign in again." : detail, fields };
+  const inDoubt = res.status >= 500 && !/nothing was stored/i.test(detail);
+  return { ok: false, status: res.status, detail: res.status === 401 ? "Your session has ended. Sign in again." : detail, fields, inDoubt };
 }
 
 // The line above a form after a refused change: the field messages speak for themselves, so
-// only point at them; otherwise the server's detail. `outcome` says what did not happen.
-export function problemLine(res: { detail: string; fields: FieldErrors }, outcome: string): string {
+// only point at them; otherwise the server's detail. `outcome` says what did not happen, unless
+// the change may have happened after all (inDoubt).
+export function problemLine(res: { detail: string; fields: FieldErrors; inDoubt: boolean }, outcome: string): string {
   const n = Object.keys(res.fields).length;
   if (n) return `${n === 1 ? "One field needs" : `${n} fields need`} a change. ${outcome}`;
-  return `${res.detail.replace(/\.?$/, ".")} ${outcome}`;
+  return `${res.detail.replace(/\.?$/, ".")} ${res.inDoubt ? IN_DOUBT : outcome}`;
 }

@@ -2,7 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { useId, useRef, useState, type FormEvent } from "react";
-import { sendJson } from "../../_components/send-json";
+import { problemLine, sendJson } from "../../_components/send-json";
 import { useActionNotice } from "@/components/ui/action-notice";
 
 // Approve or reject, with a reason (required to reject). The server decides with a
@@ -41,7 +41,7 @@ export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; app
     }
     // Either way the page shows the approval as it now stands. This form leaves the page with a
     // decision, and focus with it: the page's notice says what was recorded and takes focus.
-    if (!res.ok) setError(res.detail);
+    if (!res.ok) setError(problemLine(res, "Nothing was recorded."));
     else
       notify?.(
         decision === "approve"

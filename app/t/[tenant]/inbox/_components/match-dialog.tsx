@@ -4,7 +4,7 @@ import { useState, type FormEvent } from "react";
 import { useRouter } from "next/navigation";
 import type { InboxEvent } from "@/lib/console/webhook-inbox";
 import { Modal } from "../../_components/modal";
-import { sendJson } from "../../_components/send-json";
+import { problemLine, sendJson } from "../../_components/send-json";
 import type { Done } from "./inbox-list";
 import { DialogActions } from "@/components/ui/dialog-actions";
 
@@ -43,9 +43,10 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
     );
     setBusy(false);
     if (!res.ok) {
-      // Overtaken (decided in another tab, the operation settled): the page behind shows it now.
-      if (res.status === 409) router.refresh();
-      return setError(`${res.detail.replace(/\.?$/, ".")} Nothing was changed.`);
+      // Overtaken (decided in another tab, the operation settled), or perhaps saved after all: the
+      // page behind shows what is stored now.
+      if (res.status === 409 || res.inDoubt) router.refresh();
+      return setError(problemLine(res, "Nothing was changed."));
     }
     onDone({ kind: "matched", eventId: event.id, operationId: res.data.operationId, state: res.data.state });
   }
