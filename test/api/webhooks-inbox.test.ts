@@ -97,6 +97,45 @@ describe("matching from the inbox", () => {
     expect((await operation(op.operationId)).state).toBe("succeeded");
   });
 
+  // Review, 2026-12-01: an operation waiting to retry could not be settled from the inbox
+  // (succeeded was refused, and failed was linked while the retry still ran the tool).
+  it.each(["succeeded", "failed"] as const)("matching an operation waiting to retry as %s settles it: the retry does not run", async (outcome) => {
+    const idem = `idem-${randomUUID()}`;
+    const claimed = await claim(app.baseUrl, acme.agent, idem, { tool: TOOL, args: { title: "Printer on fire" } });
+    expect(claimed.status, claimed.text).toBe(201);
+    const operationId: string = claimed.body.operationId;
+    const failed = await call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: claimed.body.attempt.fencingToken, outcome: "failed", retryable: true, error: { code: "timeout", message: "no answer" } },
+    });
+    expect([failed.status, failed.body.state], failed.text).toEqual([200, "pending"]);
+    const eventId = await inboxEvent("ticket.created", "lost-correlation");
+
+    const res = await as.operator.post(matchPath(eventId), { operationId, outcome, reason: "the provider's dashboard" });
+
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ state: outcome, resolution: { via: "webhook", by: `user:${as.operator.email}` } });
+    expect(await event(eventId)).toMatchObject({ status: "matched", operationId, outcome });
+    const again = await claim(app.baseUrl, acme.agent, idem, { tool: TOOL, args: { title: "Printer on fire" } });
+    expect([again.status, again.headers.get("idempotent-replayed")], again.text).toEqual([200, "true"]);
+    expect(await app.db.attempt.count({ where: { operationId } })).toBe(1);
+  });
+
+  it("an operation awaiting approval cannot be matched (nothing of it has run): 409, the event still waits", async () => {
+    const approved = "tickets.approved";
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${approved}`, { key: acme.admin, body: { policy: { approval: "required" } } })).status).toBe(201);
+    const awaiting = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool: approved, args: { title: "x" } });
+    expect(awaiting.status, awaiting.text).toBe(202);
+    const eventId = await inboxEvent("ticket.created", "lost-correlation");
+
+    const res = await as.operator.post(matchPath(eventId), { operationId: awaiting.body.operationId, outcome: "failed", reason: "r" });
+
+    expectProblem(res, 409, "invalid-state");
+    expect(res.body.detail).toContain("awaiting approval");
+    expect(await event(eventId)).toMatchObject({ status: "unmatched", operationId: null });
+    expect((await operation(awaiting.body.operationId)).state).toBe("awaiting_approval");
+  });
+
   it("confirms an unmapped event's operation with an outcome the operator chooses; the trace shows the event and its payload", async () => {
     const op = await claimNew();
     const eventId = await inboxEvent("ticket.escalated", op.operationId);
