@@ -45,6 +45,9 @@ export function ResolveDialog(props: {
   const [overtaken, setOvertaken] = useState(false);
   const router = useRouter();
   const bulk = operationIds.length > 1;
+  // Which submit the form is waiting for: an answer to an earlier one (the form was closed, and
+  // perhaps opened for another operation, while it was on its way) must not land in this form.
+  const submission = useRef(0);
 
   useEffect(() => {
     const dialog = ref.current;
@@ -55,6 +58,8 @@ export function ResolveDialog(props: {
 
   // Every way out (Cancel, Esc, success) starts the next opening from an empty form.
   function close() {
+    submission.current++;
+    setBusy(false);
     setOutcome("");
     setReason("");
     setResourceId("");
@@ -90,6 +95,7 @@ export function ResolveDialog(props: {
     }
     setBusy(true);
     setErrors({});
+    const mine = ++submission.current;
     try {
       const single = operationIds[0] as string;
       const url = bulk
@@ -101,6 +107,8 @@ export function ResolveDialog(props: {
         body: JSON.stringify(bulk ? { ...parsed.data, operationIds } : parsed.data),
       });
       const answer = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+      // Closed meanwhile: whatever it did, the page behind shows what is stored now.
+      if (mine !== submission.current) return router.refresh();
       if (!res.ok) {
         const detail = typeof answer?.detail === "string" ? answer.detail : `The server answered ${res.status}.`;
         // A 5xx other than a 503 that says nothing was stored: the resolution may have been recorded.
@@ -123,18 +131,26 @@ export function ResolveDialog(props: {
       );
       close();
     } catch {
+      if (mine !== submission.current) return router.refresh();
       // The request may have reached the server before the connection failed.
       setOvertaken(true);
       setErrors({ form: "Could not reach the server: the resolution may or may not have been recorded. Close this form to see the operation as it stands." });
     } finally {
-      setBusy(false);
+      if (mine === submission.current) setBusy(false);
     }
   }
 
   const title = bulk ? `Resolve ${operationIds.length} operations` : "Resolve operation";
   const distinctTools = [...new Set(operationIds.flatMap((opId) => (props.tools?.[opId] ? [props.tools[opId]] : [])))];
   return (
-    <dialog ref={ref} className="resolve-dialog" aria-labelledby={`${id}-title`} onClose={close}>
+    <dialog
+      ref={ref}
+      className="resolve-dialog"
+      aria-labelledby={`${id}-title`}
+      // Esc while the resolve is on its way keeps the form: its answer says what was recorded.
+      onCancel={(e) => busy && e.preventDefault()}
+      onClose={close}
+    >
       <form onSubmit={submit} noValidate className="stack">
         <div>
           <h2 id={`${id}-title`}>{title}</h2>

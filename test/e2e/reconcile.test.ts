@@ -273,6 +273,33 @@ describe("reconcile queue (operator)", () => {
     expect((await resolvedEvents(target)).map((e) => e.actor)).toEqual([expect.stringMatching(/^api-key:/)]);
     await context.close();
   });
+
+  // Review, 2026-12-01: Esc closed the form while its resolve was on the way, and the late answer
+  // then landed in the next opening (another operation's form showed this one's result).
+  it("Esc while a resolve is on its way keeps the form; its answer then closes it as usual", async () => {
+    const context = await newContext();
+    const { page, target, dialog } = await openSingleResolve(context);
+    await dialog.getByRole("radio", { name: /^Failed/ }).check();
+    await dialog.getByLabel("Reason (required)").fill("Checked the provider: nothing there.");
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(`**/operations/${target}/resolve`, async (route) => {
+      await held;
+      await route.continue();
+    });
+
+    await dialog.getByRole("button", { name: "Resolve", exact: true }).click();
+    await dialog.getByRole("button", { name: "Resolving…" }).waitFor();
+    await page.keyboard.press("Escape");
+    await page.waitForTimeout(300);
+    expect(await dialog.isVisible()).toBe(true);
+    release();
+
+    await notice(page).filter({ hasText: `Resolved ${target} as failed` }).waitFor({ timeout: 15_000 });
+    expect(await dialog.isVisible()).toBe(false);
+    expect((await operation(target)).state).toBe("failed");
+    await context.close();
+  });
 });
 
 describe("reconcile queue (viewer)", () => {
