@@ -11,9 +11,11 @@ const settled: Record<string, string> = { succeeded: "succeeded", failed: "faile
 // the resolution and its audit event show at once. Render it only for users who may resolve.
 // A resolved operation has no Resolve button: under an ActionNoticeProvider the page's notice
 // says what was done and takes focus; without one, a status line here does.
-export function ResolveButton({ tenant, operationId, actor, label = "Resolve…", className = "primary" }: {
+export function ResolveButton({ tenant, operationId, attempts, actor, label = "Resolve…", className = "primary" }: {
   tenant: string;
   operationId: string;
+  // The attempts the page shows (see ResolveDialog).
+  attempts?: number;
   actor: string;
   label?: string;
   className?: string;
@@ -33,6 +35,7 @@ export function ResolveButton({ tenant, operationId, actor, label = "Resolve…"
       <ResolveDialog
         tenant={tenant}
         operationIds={[operationId]}
+        attempts={attempts === undefined ? undefined : { [operationId]: attempts }}
         open={open}
         actor={actor}
         onClose={() => setOpen(false)}

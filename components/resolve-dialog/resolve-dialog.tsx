@@ -26,6 +26,9 @@ export function ResolveDialog(props: {
   operationIds: string[];
   // Each operation's tool, when the caller knows it: a bulk resolve lists what it settles.
   tools?: Record<string, string>;
+  // How many attempts of each operation the person is looking at: if another runs meanwhile,
+  // the server refuses the resolve (what they checked was about an earlier attempt).
+  attempts?: Record<string, number>;
   open: boolean;
   actor: string;
   onClose: () => void;
@@ -104,7 +107,11 @@ export function ResolveDialog(props: {
       const res = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(bulk ? { ...parsed.data, operationIds } : parsed.data),
+        body: JSON.stringify(
+          bulk
+            ? { ...parsed.data, operationIds, seenAttempts: props.attempts }
+            : { ...parsed.data, seenAttempts: props.attempts?.[single] },
+        ),
       });
       const answer = (await res.json().catch(() => null)) as Record<string, unknown> | null;
       // Closed meanwhile: whatever it did, the page behind shows what is stored now.

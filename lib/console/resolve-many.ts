@@ -5,8 +5,17 @@ import { log } from "@/lib/log";
 import { resolveOperation } from "@/lib/operations/resolve-operation";
 import { resolveRequestSchema, type ResolveRequest } from "@/lib/operations/operation-schemas";
 
+// The console's resolve says how many attempts the person saw (see resolveOperation's seenAttempts).
+const seenAttempts = z.number().int().min(0).max(1_000_000);
+
+export const consoleResolveRequestSchema = resolveRequestSchema.extend({ seenAttempts: seenAttempts.optional() }).strict();
+
 export const resolveBulkRequestSchema = resolveRequestSchema
-  .extend({ operationIds: z.array(z.string().min(1).max(100)).min(1, "select at least one operation").max(500) })
+  .extend({
+    operationIds: z.array(z.string().min(1).max(100)).min(1, "select at least one operation").max(500),
+    // Per operation id, as the rows showed them.
+    seenAttempts: z.record(z.string(), seenAttempts).optional(),
+  })
   .strict();
 
 export type ResolveBulkRequest = z.infer<typeof resolveBulkRequestSchema>;
@@ -37,6 +46,7 @@ export async function resolveMany(options: {
   operationIds: string[];
   input: ResolveRequest;
   actor: string;
+  seenAttempts?: Record<string, number>;
   concurrency?: number;
 }): Promise<ResolveManyResult> {
   const ids = [...new Set(options.operationIds)];
@@ -57,9 +67,20 @@ export async function resolveMany(options: {
   return { resolved: count("resolved"), skipped: count("skipped"), notFound: count("not-found"), failed: count("error"), results };
 }
 
-async function resolveOne(options: { db: Db; tenantId: string; input: ResolveRequest; actor: string }, operationId: string): Promise<ResolveManyRow> {
+async function resolveOne(
+  options: { db: Db; tenantId: string; input: ResolveRequest; actor: string; seenAttempts?: Record<string, number> },
+  operationId: string,
+): Promise<ResolveManyRow> {
   try {
-    const view = await resolveOperation({ db: options.db, tenantId: options.tenantId, operationId, input: options.input, actor: options.actor, via: "operator" });
+    const view = await resolveOperation({
+      db: options.db,
+      tenantId: options.tenantId,
+      operationId,
+      input: options.input,
+      actor: options.actor,
+      via: "operator",
+      seenAttempts: options.seenAttempts?.[operationId],
+    });
     return { operationId, status: "resolved", state: view.state };
   } catch (error) {
     if (error instanceof ProblemError && error.code === "operation-not-found") {

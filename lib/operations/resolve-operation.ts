@@ -2,6 +2,7 @@ import type { Db } from "@/lib/db";
 import { metrics } from "@/lib/metrics/registry";
 import type { OperationView, ResolveRequest } from "@/lib/operations/operation-schemas";
 import { throwOperationProblem } from "@/lib/operations/operation-problems";
+import { ProblemError } from "@/lib/http/problem";
 import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
 
 // Settles an unknown outcome (or a processing one whose lease expired). The API's admin
@@ -14,16 +15,27 @@ export async function resolveOperation(options: {
   input: ResolveRequest;
   actor: string;
   via?: "operator" | "webhook" | "probe";
+  // How many attempts the person had seen (the console sends it): if another ran since, what they
+  // checked was about an earlier one, and the resolve is refused (409 invalid-state).
+  seenAttempts?: number;
 }): Promise<OperationView> {
   const { db, input } = options;
   const rows = await db.$queryRaw<{ r: { code: string; op?: SqlOperation } }[]>`
     SELECT tollgate_resolve(${options.tenantId}, ${options.operationId}, ${input.outcome}, ${input.reason},
-      ${input.resourceId ?? null}, ${input.evidence ?? null}, ${options.actor}, ${options.via ?? "operator"}) AS r`;
+      ${input.resourceId ?? null}, ${input.evidence ?? null}, ${options.actor}, ${options.via ?? "operator"},
+      ${options.seenAttempts ?? null}::int) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_resolve returned nothing");
   if (r.code === "resolved" && r.op) {
     metrics().resolutions.inc({ outcome: input.outcome });
     return operationView(r.op);
+  }
+  if (r.code === "operation-changed" && r.op) {
+    throw new ProblemError(
+      "invalid-state",
+      `Attempt ${r.op.attempts} of this operation ran since you looked (you saw ${options.seenAttempts ?? 0}): what you checked was about an earlier attempt. Look at the operation as it stands before you resolve it.`,
+      { extras: { operationId: r.op.operationId, state: r.op.state, attempts: r.op.attempts } },
+    );
   }
   return throwOperationProblem(r.code, r.op);
 }

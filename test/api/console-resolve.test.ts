@@ -263,6 +263,39 @@ describe("console: resolving one operation", () => {
     expect(await snapshot(id)).toEqual(before);
   });
 
+  // Review, 2026-12-01: an operator who opened the form on attempt 1's unknown outcome, while
+  // someone allowed a retry and attempt 2 ran and ended in doubt too, resolved attempt 2 with
+  // attempt 1's evidence. The console says which attempt the person saw.
+  it("refuses a resolve made on an earlier attempt than the one that ran since: 409 invalid-state, unchanged; the current one is accepted", async () => {
+    const op = await claimNew(LONG);
+    const unknown = (token: string) =>
+      call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+        key: acme.agent,
+        body: { fencingToken: token, outcome: "unknown", error: { code: "timeout", message: "provider timed out" } },
+      });
+    expect((await unknown(op.token)).status).toBe(200);
+    // What the first operator sees: attempt 1 of this operation, unknown.
+    const seen = (await operation(op.operationId)).attemptCount;
+    expect((await as.admin.post(resolvePath(op.operationId), { outcome: "retry", reason: "nothing at the provider yet", seenAttempts: seen })).status).toBe(200);
+    const second = await claim(app.baseUrl, acme.agent, op.idem, { tool: op.tool, args: op.args });
+    expect([second.status, second.body.attempt?.number], second.text).toEqual([201, 2]);
+    expect((await unknown(second.body.attempt.fencingToken)).status).toBe(200);
+    const before = await snapshot(op.operationId);
+
+    const stale = await as.operator.post(resolvePath(op.operationId), { ...good, seenAttempts: seen });
+
+    expectProblem(stale, 409, "invalid-state");
+    expect(stale.body.detail).toContain("Attempt 2 of this operation ran since you looked (you saw 1)");
+    expect(await snapshot(op.operationId)).toEqual(before);
+    const bulk = await as.operator.post(bulkPath(), { ...good, resourceId: undefined, operationIds: [op.operationId], seenAttempts: { [op.operationId]: seen } });
+    expect(bulk.body).toMatchObject({ resolved: 0, skipped: 1, results: [{ operationId: op.operationId, status: "skipped", state: "unknown" }] });
+    expect(await snapshot(op.operationId)).toEqual(before);
+
+    const current = await as.operator.post(resolvePath(op.operationId), { ...good, seenAttempts: 2 });
+    expect(current.status, current.text).toBe(200);
+    expect((await operation(op.operationId)).state).toBe("succeeded");
+  });
+
   // AGENT-API.md: "only from unknown (or processing with an expired lease)".
   it("settles a processing operation whose lease expired, ending its attempt as lease_lost", async () => {
     const op = await claimNew(SHORT);

@@ -51,7 +51,7 @@ export default async function OperationTracePage({ params }: { params: Promise<{
           </div>
           {mayResolve && trace.resolvable ? (
             <div className="row">
-              <ResolveButton tenant={tenant.slug} operationId={op.id} actor={`user:${user.email}`} />
+              <ResolveButton tenant={tenant.slug} operationId={op.id} attempts={op.attempts} actor={`user:${user.email}`} />
             </div>
           ) : null}
         </div>

@@ -37,6 +37,7 @@ export function ReconcileTable({
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [dialogIds, setDialogIds] = useState<string[] | null>(null);
   const toolsById = Object.fromEntries(rows.map((r) => [r.id, r.tool]));
+  const attemptsById = Object.fromEntries(rows.map((r) => [r.id, r.attempts]));
   const [outcome, setOutcome] = useState<ResolveOutcome | null>(null);
   const selectAll = useRef<HTMLInputElement>(null);
   // After a resolve the row (and the button that had focus) leaves the queue: focus goes to what
@@ -179,6 +180,7 @@ export function ReconcileTable({
           tenant={tenant}
           operationIds={dialogIds ?? []}
           tools={toolsById}
+          attempts={attemptsById}
           open={dialogIds !== null}
           actor={actor}
           onClose={() => setDialogIds(null)}

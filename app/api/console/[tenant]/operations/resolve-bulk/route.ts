@@ -11,9 +11,9 @@ export const dynamic = "force-dynamic";
 export const POST = withConsoleUser<{ tenant: string }>(
   { route: "/api/console/{tenant}/operations/resolve-bulk", capability: "resolve" },
   async ({ req, user, tenant, ctx }) => {
-    const { operationIds, ...input } = resolveBulkRequestSchema.parse(await readJson(req, { maxBytes: 96 * KiB }));
+    const { operationIds, seenAttempts, ...input } = resolveBulkRequestSchema.parse(await readJson(req, { maxBytes: 96 * KiB }));
     ctx.annotate({ operations: operationIds.length });
-    const result = await resolveMany({ db: db(), tenantId: tenant.id, operationIds, input, actor: `user:${user.email}` });
+    const result = await resolveMany({ db: db(), tenantId: tenant.id, operationIds, input, actor: `user:${user.email}`, seenAttempts });
     return json(result);
   },
 );

@@ -3,7 +3,7 @@ import { KiB, readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withConsoleUser } from "@/lib/http/with-console-user";
 import { resolveOperation } from "@/lib/operations/resolve-operation";
-import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
+import { consoleResolveRequestSchema } from "@/lib/console/resolve-many";
 import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
@@ -13,7 +13,7 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
   { route: "/api/console/{tenant}/operations/{id}/resolve", capability: "resolve" },
   async ({ req, user, tenant, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
-    const input = resolveRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
+    const { seenAttempts, ...input } = consoleResolveRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
     const view = await resolveOperation({
       db: db(),
       tenantId: tenant.id,
@@ -21,6 +21,7 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
       input,
       actor: `user:${user.email}`,
       via: "operator",
+      seenAttempts,
     });
     return json(view);
   },
