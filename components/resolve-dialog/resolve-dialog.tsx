@@ -109,7 +109,7 @@ export function ResolveDialog(props: {
         headers: { "content-type": "application/json" },
         body: JSON.stringify(
           bulk
-            ? { ...parsed.data, operationIds, seenAttempts: props.attempts }
+            ? { ...parsed.data, operationIds, seenAttempts: seenOf(operationIds, props.attempts) }
             : { ...parsed.data, seenAttempts: props.attempts?.[single] },
         ),
       });
@@ -243,4 +243,10 @@ export function ResolveDialog(props: {
       </form>
     </dialog>
   );
+}
+
+// The attempts the person saw of the operations they resolve (not of every row on the page).
+function seenOf(operationIds: string[], attempts: Record<string, number> | undefined): Record<string, number> | undefined {
+  if (!attempts) return undefined;
+  return Object.fromEntries(operationIds.flatMap((opId) => (attempts[opId] === undefined ? [] : [[opId, attempts[opId]]])));
 }
