@@ -7,7 +7,7 @@
 // shortly before the event arrived). Only operations still waiting for an outcome
 // (processing or unknown) are proposed, apart from the one the event names.
 
-export type CandidateOperation = { id: string; tool: string; state: string; principal: string; createdAt: Date; resourceId: string | null };
+export type CandidateOperation = { id: string; tool: string; state: string; principal: string; createdAt: Date; resourceId: string | null; attempts: number };
 
 export type InboxCandidate = {
   id: string;
@@ -16,6 +16,9 @@ export type InboxCandidate = {
   principal: string;
   createdAt: string;
   resourceId: string | null;
+  // How many attempts it had when the inbox was read: a match says so, and is refused if another
+  // ran since (the event was read against the attempt the operator saw).
+  attempts: number;
   // The start of the operation's arguments as JSON, for telling candidates apart; filled in by
   // the inbox after ranking, for the candidates shown only (webhook-inbox.ts).
   argsPreview: string | null;
@@ -93,5 +96,5 @@ export function rankCandidates(input: {
 }
 
 function view(op: CandidateOperation, reasons: string[], named: boolean): InboxCandidate {
-  return { id: op.id, tool: op.tool, state: op.state, principal: op.principal, createdAt: op.createdAt.toISOString(), resourceId: op.resourceId, argsPreview: null, reasons, named };
+  return { id: op.id, tool: op.tool, state: op.state, principal: op.principal, createdAt: op.createdAt.toISOString(), resourceId: op.resourceId, attempts: op.attempts, argsPreview: null, reasons, named };
 }

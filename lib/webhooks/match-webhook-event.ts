@@ -16,7 +16,7 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
   const { input } = options;
   const rows = await options.db.$queryRaw<{ r: Answer }[]>`
     SELECT tollgate_webhook_match(${options.tenantId}, ${options.eventId}, ${input.operationId}, ${input.outcome},
-      ${input.reason ?? null}, ${options.actor}, ${input.eventStatus ?? null}) AS r`;
+      ${input.reason ?? null}, ${options.actor}, ${input.eventStatus ?? null}, ${input.seenAttempts ?? null}::int) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_webhook_match returned nothing");
   switch (r.code) {
@@ -32,6 +32,12 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
       });
     case "event-decided":
       throw eventDecidedProblem(r, input.eventStatus);
+    case "operation-changed":
+      throw new ProblemError(
+        "invalid-state",
+        `Attempt ${r.op?.attempts} of this operation ran since the inbox was read (it showed ${input.seenAttempts ?? 0}): the event was weighed against an earlier attempt. Look at the operation again before you match it.`,
+        { extras: { operationId: r.op?.operationId, state: r.op?.state, attempts: r.op?.attempts } },
+      );
     case "invalid-state":
       throw new ProblemError(
         "invalid-state",

@@ -89,6 +89,8 @@ export const matchEventRequestSchema = z
     // The event's status as the operator saw it: decided meanwhile by someone else, it is a 409
     // rather than matched over their decision. Required to match an ignored event.
     eventStatus: z.enum(["unmatched", "unmapped", "contradicting", "ignored"]).optional(),
+    // The attempts the chosen candidate had as the operator saw it: another ran since, it is a 409.
+    seenAttempts: z.number().int().min(0).max(1_000_000).optional(),
   })
   .strict();
 

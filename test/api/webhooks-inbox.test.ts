@@ -121,6 +121,33 @@ describe("matching from the inbox", () => {
     expect(await app.db.attempt.count({ where: { operationId } })).toBe(1);
   });
 
+  // Review, 2026-12-01: the inbox showed a candidate on attempt 1; someone allowed a retry and
+  // attempt 2 ran; the match settled attempt 2 with the operator's reading of attempt 1.
+  it("a match made on the attempt the inbox showed is refused once another attempt ran: 409, the event still waits", async () => {
+    const idem = `idem-${randomUUID()}`;
+    const args = { title: "Printer on fire" };
+    const first = await claim(app.baseUrl, acme.agent, idem, { tool: TOOL, args });
+    const operationId: string = first.body.operationId;
+    expect((await call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: first.body.attempt.fencingToken, outcome: "unknown", error: { code: "timeout", message: "no answer" } },
+    })).status).toBe(200);
+    const eventId = await inboxEvent("ticket.created", "lost-correlation-stale");
+    const shown = (await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 200 })).events.find((e) => e.id === eventId)?.candidates.find((c) => c.id === operationId);
+    expect(shown?.attempts).toBe(1);
+    expect((await call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/resolve`, { key: acme.admin, body: { outcome: "retry", reason: "retry it" } })).status).toBe(200);
+    expect((await claim(app.baseUrl, acme.agent, idem, { tool: TOOL, args })).status).toBe(201);
+
+    const stale = await as.operator.post(matchPath(eventId), { operationId, outcome: "succeeded", seenAttempts: shown?.attempts });
+
+    expectProblem(stale, 409, "invalid-state");
+    expect(stale.body.detail).toContain("Attempt 2 of this operation ran since the inbox was read");
+    expect(await event(eventId)).toMatchObject({ status: "unmatched" });
+    expect((await operation(operationId)).state).toBe("processing");
+    const current = await as.operator.post(matchPath(eventId), { operationId, outcome: "succeeded", seenAttempts: 2 });
+    expect(current.status, current.text).toBe(200);
+  });
+
   it("an operation awaiting approval cannot be matched (nothing of it has run): 409, the event still waits", async () => {
     const approved = "tickets.approved";
     expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${approved}`, { key: acme.admin, body: { policy: { approval: "required" } } })).status).toBe(201);

@@ -11,6 +11,7 @@ const op = (id: string, tool: string, minutesBefore: number, resourceId: string 
   principal: "agent",
   createdAt: new Date(at.getTime() - minutesBefore * 60_000),
   resourceId,
+  attempts: 1,
 });
 
 describe("rankCandidates", () => {

@@ -1,7 +1,8 @@
--- An inbox match naming an operation that waits to retry, or one awaiting approval (review,
--- 2026-12-01). tollgate_webhook_settle (from 20261201010000_attempts_closed_after_settle) and
--- tollgate_webhook_match (from 20261201120000_match_what_was_seen) re-declared whole; only the
--- parts marked [changed] differ from them.
+-- An inbox match naming an operation that waits to retry, or one awaiting approval, and one made
+-- on an attempt older than the operation's latest (review, 2026-12-01). tollgate_webhook_settle
+-- (from 20261201010000_attempts_closed_after_settle) re-declared whole, and tollgate_webhook_match
+-- (from 20261201120000_match_what_was_seen) with one more argument (so dropped and created); only
+-- the parts marked [changed] differ from them.
 
 CREATE OR REPLACE FUNCTION tollgate_webhook_settle(v_op operation, p_outcome text, p_actor text, p_reason text, p_evidence text)
 RETURNS operation LANGUAGE plpgsql AS $$
@@ -51,8 +52,11 @@ BEGIN
   RETURN v_new;
 END $$;
 
-CREATE OR REPLACE FUNCTION tollgate_webhook_match(p_tenant_id text, p_event_id text, p_op_id text, p_outcome text, p_reason text, p_actor text,
-  p_seen_status text DEFAULT NULL)
+DROP FUNCTION tollgate_webhook_match(text, text, text, text, text, text, text);
+
+CREATE FUNCTION tollgate_webhook_match(p_tenant_id text, p_event_id text, p_op_id text, p_outcome text, p_reason text, p_actor text,
+  p_seen_status text DEFAULT NULL,
+  p_seen_attempts integer DEFAULT NULL) -- [changed] p_seen_attempts
 RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   v_event webhook_event;
@@ -71,6 +75,11 @@ BEGIN
   END IF;
   SELECT * INTO v_op FROM operation WHERE id = p_op_id AND tenant_id = p_tenant_id FOR UPDATE;
   IF NOT FOUND THEN RETURN jsonb_build_object('code', 'operation-not-found'); END IF;
+  -- [changed] The attempts the operator saw of the candidate they chose: one started since (a
+  -- retry someone allowed) is not the attempt they weighed the event against.
+  IF p_seen_attempts IS NOT NULL AND v_op.attempt_count <> p_seen_attempts THEN
+    RETURN jsonb_build_object('code', 'operation-changed', 'op', tollgate_op_view(v_op));
+  END IF;
   SELECT name INTO v_conn_name FROM webhook_connection WHERE id = v_event.connection_id;
   v_note := coalesce(nullif(btrim(p_reason), ''), 'matched webhook event ' || v_event.id || ' in the inbox');
 

@@ -39,7 +39,14 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
       `/api/console/${encodeURIComponent(tenant)}/webhook-events/${encodeURIComponent(event.id)}/match`,
       "POST",
       // The status this card showed: decided meanwhile by someone else, the server refuses.
-      { operationId: operationId.trim(), outcome, reason: reason.trim() || undefined, eventStatus: event.status === "matched" ? undefined : event.status },
+      // And the attempts the chosen candidate had: one started since, the server refuses.
+      {
+        operationId: operationId.trim(),
+        outcome,
+        reason: reason.trim() || undefined,
+        eventStatus: event.status === "matched" ? undefined : event.status,
+        seenAttempts: candidate?.attempts,
+      },
     );
     setBusy(false);
     if (!res.ok) {
