@@ -30,7 +30,7 @@ import { buildOperationsQuery, listOperations, operationsCursor } from "@/lib/co
 import { exportOperationsCsv } from "@/lib/console/export-operations-csv";
 import { loadOperationsQuery, serializeOperationsQuery, type OperationsQuery } from "@/lib/console/operations-query";
 import { countReconcileQueue } from "@/lib/console/reconcile-queue";
-import { listInbox } from "@/lib/console/webhook-inbox";
+import { connectionFamiliesSql, listInbox } from "@/lib/console/webhook-inbox";
 import { startServer, type BenchServer } from "./server";
 
 const TARGET_MS = 50;
@@ -517,6 +517,8 @@ async function measureReconcile(db: Db, tenantId: string, options: Options): Pro
     FROM operation
     WHERE tenant_id = ${tenantId} AND (state = 'unknown' OR (state = 'processing' AND lease_expires_at < now()))
     ORDER BY created_at LIMIT 50`;
+  // The connections whose tool families the inbox reads (the bench seeds one).
+  const connectionIds = (await db.webhookConnection.findMany({ where: { tenantId }, select: { id: true } })).map((c) => c.id);
   const results: QueueResult[] = [];
   for (const [name, run, sql] of [
     ["reconcile queue: oldest 50", () => db.$queryRaw(queueSql), queueSql],
@@ -524,7 +526,7 @@ async function measureReconcile(db: Db, tenantId: string, options: Options): Pro
     // Every query the inbox page's list makes (page, candidates, tool families, previews), in
     // sequence as the page runs them; the plan shown is the tool-families query, the one that
     // grows with the connection's history.
-    ["inbox: listInbox(), first page of 25 (every 15 s while open)", () => listInbox({ db, tenantId, limit: 25 }), familiesSql(tenantId)],
+    ["inbox: listInbox(), first page of 25 (every 15 s while open)", () => listInbox({ db, tenantId, limit: 25 }), connectionFamiliesSql(tenantId, connectionIds)],
   ] as const) {
     for (let i = 0; i < options.warmup; i++) await run();
     const times: number[] = [];
@@ -539,18 +541,6 @@ async function measureReconcile(db: Db, tenantId: string, options: Options): Pro
     results.push({ name, p50: percentile(times, 50), p95: percentile(times, 95), plan });
   }
   return results;
-}
-
-// The inbox's tool-families query (lib/console/webhook-inbox.ts) for the tenant's connections.
-function familiesSql(tenantId: string): Prisma.Sql {
-  return Prisma.sql`
-    SELECT DISTINCT c.id AS connection_id, split_part(o.tool, '.', 1) AS family
-    FROM (SELECT id FROM webhook_connection WHERE tenant_id = ${tenantId}) AS c
-    CROSS JOIN LATERAL (
-      SELECT e.operation_id FROM webhook_event e
-      WHERE e.tenant_id = ${tenantId} AND e.connection_id = c.id AND e.status = 'matched'
-      ORDER BY e.received_at DESC LIMIT 200) m
-    JOIN operation o ON o.id = m.operation_id AND o.tenant_id = ${tenantId}`;
 }
 
 type ExportResult = { filter: string; rows: number; bytes: number; seconds: number; heapGrowthMb: number };

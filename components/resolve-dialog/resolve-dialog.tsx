@@ -5,6 +5,7 @@ import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
 import type { ResolveManyResult } from "@/lib/console/resolve-many";
 import { DialogActions } from "@/components/ui/dialog-actions";
+import { mayHaveBeenSaved } from "@/lib/http/may-have-been-saved";
 
 export type ResolveOutcome =
   | { kind: "single"; operationId: string; state: string }
@@ -118,8 +119,7 @@ export function ResolveDialog(props: {
       if (mine !== submission.current) return router.refresh();
       if (!res.ok) {
         const detail = typeof answer?.detail === "string" ? answer.detail : `The server answered ${res.status}.`;
-        // A 5xx other than a 503 that says nothing was stored: the resolution may have been recorded.
-        const inDoubt = res.status >= 500 && !/nothing was stored/i.test(detail);
+        const inDoubt = mayHaveBeenSaved(res.status, detail);
         // The form stays open with the server's account of who settled it (the page would
         // otherwise refresh this form away); closing it shows the operation as it now stands.
         if (res.status === 409 || inDoubt) setOvertaken(true);

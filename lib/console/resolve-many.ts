@@ -3,18 +3,16 @@ import type { Db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 import { log } from "@/lib/log";
 import { resolveOperation } from "@/lib/operations/resolve-operation";
-import { resolveRequestSchema, type ResolveRequest } from "@/lib/operations/operation-schemas";
+import { resolveRequestSchema, seenAttemptsSchema, type ResolveRequest } from "@/lib/operations/operation-schemas";
 
 // The console's resolve says how many attempts the person saw (see resolveOperation's seenAttempts).
-const seenAttempts = z.number().int().min(0).max(1_000_000);
-
-export const consoleResolveRequestSchema = resolveRequestSchema.extend({ seenAttempts: seenAttempts.optional() }).strict();
+export const consoleResolveRequestSchema = resolveRequestSchema.extend({ seenAttempts: seenAttemptsSchema.optional() }).strict();
 
 export const resolveBulkRequestSchema = resolveRequestSchema
   .extend({
     operationIds: z.array(z.string().min(1).max(100)).min(1, "select at least one operation").max(500),
     // Per operation id, as the rows showed them.
-    seenAttempts: z.record(z.string(), seenAttempts).optional(),
+    seenAttempts: z.record(z.string(), seenAttemptsSchema).optional(),
   })
   .strict();
 

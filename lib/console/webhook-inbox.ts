@@ -140,6 +140,21 @@ const WINDOW_DAYS = 7;
 // How many of a connection's latest matched events say which tool families it is about.
 const FAMILY_SAMPLE = 200;
 
+// Tool families the connections' events matched lately: what each one's provider is about. Its
+// latest matched events, not its whole history: this runs on every load of a page that refreshes
+// itself (with 500k matched events, 500 ms a load before, 2 ms since). Exported for the console
+// bench's EXPLAIN.
+export function connectionFamiliesSql(tenantId: string, connectionIds: string[]): Prisma.Sql {
+  return Prisma.sql`
+    SELECT DISTINCT c.id AS connection_id, split_part(o.tool, '.', 1) AS family
+    FROM unnest(${connectionIds}::text[]) AS c(id)
+    CROSS JOIN LATERAL (
+      SELECT e.operation_id FROM webhook_event e
+      WHERE e.tenant_id = ${tenantId} AND e.connection_id = c.id AND e.status = 'matched'
+      ORDER BY e.received_at DESC LIMIT ${FAMILY_SAMPLE}) m
+    JOIN operation o ON o.id = m.operation_id AND o.tenant_id = ${tenantId}`;
+}
+
 export async function listInbox(options: {
   db: Db;
   tenantId: string;
@@ -177,17 +192,7 @@ export async function listInbox(options: {
   const newest = new Date(Math.max(...page.map((e) => e.received_at.getTime())) + 3_600_000);
   const named = page.map((e) => e.operation_id).filter((id): id is string => id !== null);
   const [families, pool, namedOps] = await Promise.all([
-    // Tool families this connection's events matched lately: what its provider is about. Its
-    // latest matched events, not its whole history: this runs on every load of a page that
-    // refreshes itself (with 500k matched events, 500 ms a load before, 2 ms since).
-    db.$queryRaw<{ connection_id: string; family: string }[]>`
-      SELECT DISTINCT c.id AS connection_id, split_part(o.tool, '.', 1) AS family
-      FROM unnest(${connectionIds}::text[]) AS c(id)
-      CROSS JOIN LATERAL (
-        SELECT e.operation_id FROM webhook_event e
-        WHERE e.tenant_id = ${tenantId} AND e.connection_id = c.id AND e.status = 'matched'
-        ORDER BY e.received_at DESC LIMIT ${FAMILY_SAMPLE}) m
-      JOIN operation o ON o.id = m.operation_id AND o.tenant_id = ${tenantId}`,
+    db.$queryRaw<{ connection_id: string; family: string }[]>(connectionFamiliesSql(tenantId, connectionIds)),
     // Operations still waiting for an outcome around those times (the reconcile queue's partial index).
     db.$queryRaw<PoolRow[]>`
       SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.attempt_count,

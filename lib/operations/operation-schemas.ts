@@ -65,6 +65,10 @@ export const resolveRequestSchema = z
   })
   .strict();
 
+// How many attempts of an operation a person was looking at when they decided (console resolve
+// and inbox match): if another ran since, what they checked was about an earlier attempt.
+export const seenAttemptsSchema = z.number().int().min(0).max(1_000_000);
+
 export const lookupQuerySchema = z.object({ tool: toolNameSchema, idempotencyKey: z.string().regex(idempotencyKeyPattern) });
 
 const timestamp = z.string().describe("RFC 3339 UTC timestamp");

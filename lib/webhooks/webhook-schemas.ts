@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { jsonRecord } from "@/lib/http/json-record";
+import { seenAttemptsSchema } from "@/lib/operations/operation-schemas";
 
 // Request and response shapes of the webhook routes. The handlers validate with these and
 // /api/v1/openapi.json is generated from them.
@@ -90,7 +91,7 @@ export const matchEventRequestSchema = z
     // rather than matched over their decision. Required to match an ignored event.
     eventStatus: z.enum(["unmatched", "unmapped", "contradicting", "ignored"]).optional(),
     // The attempts the chosen candidate had as the operator saw it: another ran since, it is a 409.
-    seenAttempts: z.number().int().min(0).max(1_000_000).optional(),
+    seenAttempts: seenAttemptsSchema.optional(),
   })
   .strict();
 

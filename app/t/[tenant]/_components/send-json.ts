@@ -1,3 +1,5 @@
+import { mayHaveBeenSaved } from "@/lib/http/may-have-been-saved";
+
 // Calls a console route handler and reads its answer: the JSON body on success, or the
 // problem+json's detail and per-field errors[] ({ path, message }) on failure.
 export type FieldErrors = Record<string, string>;
@@ -20,7 +22,7 @@ export async function sendJson<T>(url: string, method: "POST" | "PUT" | "PATCH",
   const fields: FieldErrors = {};
   for (const e of parsed?.errors ?? []) fields[e.path] ??= e.message;
   const detail = parsed?.detail ?? `The server answered ${res.status}.`;
-  const inDoubt = res.status >= 500 && !/nothing was stored/i.test(detail);
+  const inDoubt = mayHaveBeenSaved(res.status, detail);
   return { ok: false, status: res.status, detail: res.status === 401 ? "Your session has ended. Sign in again." : detail, fields, inDoubt };
 }
 
