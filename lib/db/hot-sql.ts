@@ -141,6 +141,15 @@ function pipelinedConnection(config: pg.ClientConfig, stallAfterMs: number): Hot
       watchdog ??= setTimeout(check, stallAfterMs).unref();
       try {
         return (await c.query<T & pg.QueryResultRow>({ name: statement.name, text: statement.text, values })).rows;
+      } catch (error) {
+        // A FATAL error (the backend was ended, the server shuts down) comes before the socket
+        // closes, and pg keeps the client queryable until it does: a statement sent in between
+        // would be lost with it, a 503 for a request that never reached a live backend.
+        if (endsTheSession(error)) {
+          drop(c);
+          socketOf(c).destroy();
+        }
+        throw error;
       } finally {
         outstanding--;
       }
@@ -158,6 +167,11 @@ function pipelinedConnection(config: pg.ClientConfig, stallAfterMs: number): Hot
     },
   };
 }
+
+const endsTheSession = (error: unknown): boolean => {
+  const severity = (error as { severity?: unknown } | null)?.severity;
+  return severity === "FATAL" || severity === "PANIC";
+};
 
 const hotClients = new WeakMap<Db, HotSql>();
 

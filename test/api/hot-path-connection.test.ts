@@ -206,6 +206,33 @@ describe("the hot path's pipelined connection", () => {
     }
   });
 
+  it("a statement sent as soon as the database ended the connection, before its socket closed, goes to a new connection", async () => {
+    const sql = createHotSql(app.url, { connections: 1 });
+    const lockKey = 7_400_311;
+    try {
+      const [{ pid }] = (await runHot<{ pid: number }>(sql, { name: "pid", text: "SELECT pg_backend_pid() AS pid" }, [])) as [{ pid: number }];
+      await locker.query("SELECT pg_advisory_lock($1)", [lockKey]);
+      const waiting = runHot(sql, { name: "wait", text: "SELECT pg_advisory_xact_lock($1::bigint)" }, [lockKey]);
+      await waitFor("the statement waiting on the lock", async () => {
+        const r = await locker.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [pid]);
+        return r.rowCount === 1 || undefined;
+      });
+      await locker.query("SELECT pg_terminate_backend($1)", [pid]);
+      // The backend's FATAL answer rejects the waiting statement; the next one is sent in the same
+      // turn, before pg has seen the socket close.
+      const next = waiting.then(
+        () => "the waiting statement succeeded",
+        () => runHot<{ pid: number }>(sql, { name: "pid", text: "SELECT pg_backend_pid() AS pid" }, []),
+      );
+      const rows = await next;
+      expect(rows).toEqual([{ pid: expect.any(Number) }]);
+      expect((rows as { pid: number }[])[0]!.pid).not.toBe(pid);
+    } finally {
+      await locker.query("SELECT pg_advisory_unlock_all()");
+      await sql.end();
+    }
+  });
+
   it("after end(), a statement is refused (nothing stored) and opens no connection", async () => {
     const sql = createHotSql(app.url, { connections: 1 });
     expect(await runHot(sql, { name: "one", text: "SELECT 1 AS x" }, [])).toEqual([{ x: 1 }]);
