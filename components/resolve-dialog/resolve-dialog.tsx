@@ -239,7 +239,7 @@ export function ResolveDialog(props: {
             {errors.form}
           </div>
         ) : null}
-        <DialogActions label={bulk ? `Resolve ${operationIds.length}` : "Resolve"} busyLabel="Resolving…" busy={busy} onCancel={close} auditedAs={props.actor} lockCancel />
+        <DialogActions label={bulk ? `Resolve ${operationIds.length}` : "Resolve"} busyLabel="Resolving…" busy={busy} onCancel={close} auditedAs={props.actor} />
       </form>
     </dialog>
   );

@@ -135,8 +135,24 @@ describe("the webhook inbox (operator)", () => {
     expect((await app.db.webhookEvent.findUniqueOrThrow({ where: { id: strayEvent } })).status).toBe("unmatched");
 
     await dialog.getByLabel("Reason (required)").fill("Sent by the staging system to the production endpoint.");
+    // While the ignore is on its way, neither Escape, × nor Cancel closes the dialog: its answer
+    // lands where it can be read (review, 2026-12-01: they closed it and a refusal went unseen).
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(`**/webhook-events/${strayEvent}/ignore`, async (route) => {
+      await held;
+      await route.continue();
+    });
     await dialog.getByRole("button", { name: "Ignore event" }).click();
+    await dialog.getByRole("button", { name: "Ignoring…" }).waitFor();
+    await page.keyboard.press("Escape");
+    expect(await dialog.getByRole("button", { name: "Close" }).isDisabled()).toBe(true);
+    expect(await dialog.getByRole("button", { name: "Cancel" }).isDisabled()).toBe(true);
+    await page.waitForTimeout(300);
+    expect(await dialog.isVisible()).toBe(true);
+    release();
     await page.locator(".notice[role=status]").filter({ hasText: `Ignored ${strayEvent}` }).waitFor({ timeout: 15_000 });
+    expect(await dialog.isVisible()).toBe(false);
     await expect.poll(() => card(page, strayEvent).count(), { timeout: 15_000 }).toBe(0);
     expect(await app.db.webhookEvent.findUniqueOrThrow({ where: { id: strayEvent } })).toMatchObject({ status: "ignored", decidedBy: `user:${operator.email}` });
     await page.getByText("Nothing in the inbox").waitFor();

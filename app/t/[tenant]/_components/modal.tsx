@@ -5,7 +5,25 @@ import { useEffect, useRef, type ReactNode } from "react";
 // A native modal <dialog>: focus moves into it (to its [data-autofocus] element if any), Tab stays inside, Escape closes it, and focus
 // returns to the control that opened it (by hand: the dialog leaves the DOM rather than closing,
 // so the browser's own restore does not happen). Rendered only while open.
-export function Modal({ title, description, onClose, children, wide = false }: { title: string; description?: ReactNode; onClose: () => void; children: ReactNode; wide?: boolean }) {
+//
+// While `busy` (its form's request is on its way) neither Escape nor × closes it: the answer must
+// land where the person can read it. A refusal would go unseen, and a created key's or user's
+// one-time secret would be lost with the closed dialog.
+export function Modal({
+  title,
+  description,
+  onClose,
+  children,
+  wide = false,
+  busy = false,
+}: {
+  title: string;
+  description?: ReactNode;
+  onClose: () => void;
+  children: ReactNode;
+  wide?: boolean;
+  busy?: boolean;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current;
@@ -26,12 +44,12 @@ export function Modal({ title, description, onClose, children, wide = false }: {
       aria-labelledby="console-dialog-title"
       onCancel={(e) => {
         e.preventDefault();
-        onClose();
+        if (!busy) onClose();
       }}
     >
       <div className="dialog-head">
         <h2 id="console-dialog-title">{title}</h2>
-        <button type="button" className="dismiss" aria-label="Close" onClick={onClose}>
+        <button type="button" className="dismiss" aria-label="Close" onClick={onClose} disabled={busy}>
           ×
         </button>
       </div>

@@ -73,7 +73,7 @@ export function ReasonDialog({
   }
 
   return (
-    <Modal title={title} onClose={onClose} description={description}>
+    <Modal title={title} onClose={onClose} description={description} busy={busy}>
       <form onSubmit={submit} noValidate className="stack">
         {note ? <p className="muted small">{note}</p> : null}
         <label>
@@ -85,7 +85,7 @@ export function ReasonDialog({
             {error}
           </div>
         ) : null}
-        <DialogActions label={label} busyLabel={busyLabel} busy={busy} onCancel={onClose} auditedAs={actor} lockCancel />
+        <DialogActions label={label} busyLabel={busyLabel} busy={busy} onCancel={onClose} auditedAs={actor} />
       </form>
     </Modal>
   );

@@ -75,7 +75,7 @@ function CreateKeyDialog({ tenant, tools, onClose }: { tenant: string; tools: st
   }
 
   return (
-    <Modal title="Create an API key" description="The key acts as its principal: operations are scoped to (principal, tool, Idempotency-Key)." onClose={onClose}>
+    <Modal title="Create an API key" description="The key acts as its principal: operations are scoped to (principal, tool, Idempotency-Key)." onClose={onClose} busy={busy}>
       <form onSubmit={submit} noValidate className="stack">
         {problem ? (
           <div className="error" role="alert">

@@ -37,7 +37,7 @@ export function RevokeKeyButton({ tenant, id, prefix, principal, role }: { tenan
         Revoke
       </button>
       {open ? (
-        <Modal title={`Revoke ${prefix}…?`} onClose={() => setOpen(false)}>
+        <Modal title={`Revoke ${prefix}…?`} onClose={() => setOpen(false)} busy={busy}>
           <form onSubmit={submit} noValidate className="stack">
             <p>
               The {role} key of <strong>{principal}</strong> stops working at once: every request with it gets <code>401</code>. Operations it started keep

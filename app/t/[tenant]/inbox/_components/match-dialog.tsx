@@ -62,6 +62,7 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
     <Modal
       title="Match webhook event"
       onClose={onClose}
+      busy={busy}
       description={
         <>
           <code>{event.eventType || "(no type)"}</code> from {event.connectionName} (<code>{event.id}</code>)
@@ -106,7 +107,7 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
             {error}
           </div>
         ) : null}
-        <DialogActions label="Match" busyLabel="Matching…" busy={busy} onCancel={onClose} auditedAs={actor} lockCancel />
+        <DialogActions label="Match" busyLabel="Matching…" busy={busy} onCancel={onClose} auditedAs={actor} />
       </form>
     </Modal>
   );

@@ -92,7 +92,7 @@ function SubscriptionDialog({ tenant, eventTypes, existing, onClose }: { tenant:
   }
 
   return (
-    <Modal title={existing ? `Edit ${existing.name}` : "New event subscription"} description="Tollgate POSTs each chosen event to the URL, signed, at least once; failures are retried for 24 h." onClose={onClose}>
+    <Modal title={existing ? `Edit ${existing.name}` : "New event subscription"} description="Tollgate POSTs each chosen event to the URL, signed, at least once; failures are retried for 24 h." onClose={onClose} busy={busy}>
       <form onSubmit={submit} noValidate className="stack">
         {problem ? (
           <div className="error" role="alert">

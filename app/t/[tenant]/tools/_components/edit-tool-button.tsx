@@ -132,7 +132,7 @@ function ToolForm({ tenant, tool, onClose, onSaved }: { tenant: string; tool: To
   );
 
   return (
-    <Modal title={`Edit ${tool.name}`} description="Applies to claims and attempts from now on; operations already claimed keep the attempts they were given." onClose={onClose} wide>
+    <Modal title={`Edit ${tool.name}`} description="Applies to claims and attempts from now on; operations already claimed keep the attempts they were given." onClose={onClose} wide busy={busy}>
       <form onSubmit={submit} noValidate className="stack tool-form">
         {problem ? (
           <div className="error" role="alert">

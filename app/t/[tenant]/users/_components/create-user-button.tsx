@@ -4,6 +4,7 @@ import { useState, type FormEvent } from "react";
 import { useRouter } from "next/navigation";
 import type { UserRole } from "@/lib/auth/roles";
 import { Modal } from "../../_components/modal";
+import { DialogActions } from "@/components/ui/dialog-actions";
 import { Field } from "../../_components/field";
 import { SecretShownOnce } from "../../_components/secret-shown-once";
 import { problemLine, sendJson, type FieldErrors } from "../../_components/send-json";
@@ -67,7 +68,7 @@ function CreateUserDialog({ tenant, onClose }: { tenant: string; onClose: () => 
   }
 
   return (
-    <Modal title="Add a user to this tenant" onClose={onClose}>
+    <Modal title="Add a user to this tenant" onClose={onClose} busy={busy}>
       <form onSubmit={submit} noValidate className="stack">
         {problem ? (
           <div className="error" role="alert">
@@ -93,14 +94,7 @@ function CreateUserDialog({ tenant, onClose }: { tenant: string; onClose: () => 
         <Field path="password" label="Password (optional)" hint="At least 12 characters. Leave empty to generate one, shown once." error={fields.password}>
           {(props) => <input {...props} type="password" autoComplete="new-password" value={form.password} onChange={(e) => set("password", e.target.value)} />}
         </Field>
-        <div className="row dialog-actions">
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-          <button type="submit" className="primary" disabled={busy}>
-            {busy ? "Adding…" : "Add user"}
-          </button>
-        </div>
+        <DialogActions label="Add user" busyLabel="Adding…" busy={busy} onCancel={onClose} />
       </form>
     </Modal>
   );

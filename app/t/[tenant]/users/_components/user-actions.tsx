@@ -66,7 +66,7 @@ function ConfirmChange({ tenant, user, change, onClose }: { tenant: string; user
   }
 
   return (
-    <Modal title={title} onClose={onClose}>
+    <Modal title={title} onClose={onClose} busy={busy}>
       <form onSubmit={submit} noValidate className="stack">
         <p>{effect}</p>
         {problem ? (
