@@ -2,7 +2,10 @@ import type { Db } from "@/lib/db";
 
 // Forgets webhook payloads older than their connection's payloadRetentionDays: the payload
 // becomes null and payloadPrunedAt says when, while the event row, its status and its match
-// stay (the trace still shows which event settled which operation). Batched, skipping rows
+// stay (the trace still shows which event settled which operation). The correlation value is
+// part of the payload too, and goes with it, unless it is one of Tollgate's own names for the
+// operation the event is linked to (its id, its downstream key or a side effect's): what the
+// provider put there about anything else is its data, not ours to keep. Batched, skipping rows
 // someone holds, so a large backlog never holds long locks. Returns how many were pruned.
 // `npm run tollgate -- prune` and the worker both call it.
 export async function pruneWebhookPayloads(db: Db, now: Date = new Date(), options: { batchSize?: number; maxBatches?: number } = {}): Promise<number> {
@@ -12,12 +15,17 @@ export async function pruneWebhookPayloads(db: Db, now: Date = new Date(), optio
   let pruned = 0;
   for (let i = 0; i < maxBatches; i++) {
     const n = await db.$executeRaw`
-      UPDATE webhook_event SET payload = NULL, payload_pruned_at = ${at}::timestamptz
-      WHERE id IN (
-        SELECT e.id FROM webhook_event e JOIN webhook_connection c ON c.id = e.connection_id
-        WHERE e.payload IS NOT NULL
-          AND e.received_at < ${at}::timestamptz - make_interval(days => c.payload_retention_days)
-        LIMIT ${batchSize} FOR UPDATE OF e SKIP LOCKED)`;
+      UPDATE webhook_event e SET payload = NULL, payload_pruned_at = ${at}::timestamptz,
+        correlation_value = CASE WHEN e.operation_id IS NOT NULL AND (e.correlation_value = e.operation_id
+          OR EXISTS (SELECT 1 FROM operation o WHERE o.id = e.operation_id AND o.downstream_key = e.correlation_value)
+          OR EXISTS (SELECT 1 FROM side_effect s
+            WHERE s.tenant_id = e.tenant_id AND s.operation_id = e.operation_id AND s.downstream_key = e.correlation_value))
+          THEN e.correlation_value END
+      WHERE e.id IN (
+        SELECT w.id FROM webhook_event w JOIN webhook_connection c ON c.id = w.connection_id
+        WHERE w.payload IS NOT NULL
+          AND w.received_at < ${at}::timestamptz - make_interval(days => c.payload_retention_days)
+        LIMIT ${batchSize} FOR UPDATE OF w SKIP LOCKED)`;
     pruned += n;
     if (n < batchSize) break;
   }

@@ -161,6 +161,18 @@ describe("matching from the inbox", () => {
     expect(res.body.detail).toContain("awaiting approval");
     expect(await event(eventId)).toMatchObject({ status: "unmatched", operationId: null });
     expect((await operation(awaiting.body.operationId)).state).toBe("awaiting_approval");
+
+    // Approved and not yet claimed, nothing has run either (webhook review, 2026-12-01: it was
+    // settled as succeeded with no attempt, and the agent's claim replayed a success).
+    const decided = await call(app.baseUrl, "POST", `/api/v1/approvals/${awaiting.body.approval.id}/decision`, { key: acme.approver, body: { decision: "approve" } });
+    expect(decided.status, decided.text).toBe(200);
+    for (const outcome of ["succeeded", "failed"]) {
+      const approved = await as.operator.post(matchPath(eventId), { operationId: awaiting.body.operationId, outcome, reason: "r" });
+      expectProblem(approved, 409, "invalid-state");
+      expect(approved.body.detail).toContain("approved and not yet claimed: nothing of it has run yet");
+    }
+    expect(await event(eventId)).toMatchObject({ status: "unmatched", operationId: null });
+    expect(await operation(awaiting.body.operationId)).toMatchObject({ state: "pending", attemptCount: 0, resolution: null });
   });
 
   it("confirms an unmapped event's operation with an outcome the operator chooses; the trace shows the event and its payload", async () => {

@@ -414,6 +414,53 @@ describe("a webhook about an operation waiting to retry", () => {
   }
 });
 
+// Webhook review, 2026-12-01: "failed" about an operation awaiting approval was taken as agreeing
+// (matched, never in the inbox, and the approval then ran the tool), and "succeeded" about an
+// approved one made it unknown, blaming a failed "attempt 0" that never was.
+describe("a webhook about an operation that has not run yet", () => {
+  const APPROVED = "tickets.approved";
+  let approvalKey = "";
+  beforeAll(async () => {
+    await putTool(acme, APPROVED, { approval: "required", leaseSeconds: 600 });
+  });
+
+  async function awaitingApproval(): Promise<{ operationId: string; approvalId: string; key: string }> {
+    approvalKey = `idem-${randomUUID()}`;
+    const res = await claim(app.baseUrl, acme.agent, approvalKey, { tool: APPROVED, args: { title: "Refund" } });
+    expect(res.status, res.text).toBe(202);
+    return { operationId: res.body.operationId, approvalId: res.body.approval.id, key: approvalKey };
+  }
+
+  it.each(["ticket.rejected", "ticket.created"])("awaiting approval, %s: contradicting, in the inbox, the operation flagged and left as it is", async (type) => {
+    const op = await awaitingApproval();
+
+    const res = await send(type, op.operationId);
+
+    expect(res.body.status).toBe("contradicting");
+    expect(await event(res.body.eventId)).toMatchObject({ status: "contradicting", operationId: op.operationId });
+    const stored = await operation(op.operationId);
+    expect(stored.state).toBe("awaiting_approval");
+    expect(stored.flagReason).toBe(`webhook ${res.body.eventId} (${type}) says ${type === "ticket.created" ? "succeeded" : "failed"}, but the operation has not run yet (awaiting approval)`);
+    expect((await audits(op.operationId, "operation.webhook_conflict")).map((a) => a.reason)).toEqual(["a provider webhook about an operation that has not run yet; not applied"]);
+  });
+
+  it("approved and not yet claimed, succeeded: flagged, still pending with no error; the agent's claim runs it", async () => {
+    const op = await awaitingApproval();
+    const decided = await call(app.baseUrl, "POST", `/api/v1/approvals/${op.approvalId}/decision`, { key: acme.approver, body: { decision: "approve" } });
+    expect(decided.status, decided.text).toBe(200);
+
+    const res = await send("ticket.created", op.operationId);
+
+    expect(res.body.status).toBe("contradicting");
+    const stored = await operation(op.operationId);
+    expect(stored).toMatchObject({ state: "pending", attemptCount: 0, error: null });
+    expect(stored.flagReason).toBe(`webhook ${res.body.eventId} (ticket.created) says succeeded, but the operation has not run yet (approved, not yet claimed)`);
+    expect(await audits(op.operationId, "operation.unknown")).toEqual([]);
+    const claimed = await claim(app.baseUrl, acme.agent, op.key, { tool: APPROVED, args: { title: "Refund" } });
+    expect([claimed.status, claimed.body.attempt?.number], claimed.text).toEqual([201, 1]);
+  });
+});
+
 describe("a webhook for an unknown outcome", () => {
   it("settles it (by downstream key), and claims of the same key then replay the outcome", async () => {
     const idem = `idem-${randomUUID()}`;
@@ -629,6 +676,26 @@ describe("events that wait in the inbox", () => {
     expect((await event(res.body.eventId)).correlationValue).toBeNull();
   });
 
+  // Webhook review, 2026-12-01: an object at the path was kept as its JSON text, at any length,
+  // a copy of the payload that outlived its retention.
+  it("keeps as correlation value only a string or number of at most 500 characters", async () => {
+    const at = (value: unknown) => deliver(app.baseUrl, connectionId, signStandard(secret, { type: "ticket.created", data: { metadata: { tollgate_operation: value } } }));
+    const cases: [unknown, string | null][] = [
+      [{ email: "jane@example.com", ssn: "123-45-6789" }, null],
+      [["op_1", "op_2"], null],
+      ["x".repeat(501), null],
+      ["", null],
+      [true, null],
+      [4242, "4242"],
+      ["y".repeat(500), "y".repeat(500)],
+    ];
+    for (const [value, kept] of cases) {
+      const res = await at(value);
+      expect([res.status, res.body.status], res.text).toEqual([200, "unmatched"]);
+      expect((await event(res.body.eventId)).correlationValue, JSON.stringify(value).slice(0, 40)).toBe(kept);
+    }
+  });
+
   it("with an event type that maps to no outcome: unmapped, tied to the operation, which is untouched", async () => {
     const op = await claimNew();
     const before = await operation(op.operationId);
@@ -705,10 +772,31 @@ describe("payload retention", () => {
 
     expect(pruned).toBe(1);
     const kept = await event(old.body.eventId);
-    expect(kept).toMatchObject({ payload: null, status: "matched", operationId: op.operationId, outcome: "succeeded" });
+    expect(kept).toMatchObject({ payload: null, status: "matched", operationId: op.operationId, outcome: "succeeded", correlationValue: op.operationId });
     expect(kept.payloadPrunedAt).not.toBeNull();
     expect((await event(recent.body.eventId)).payload).not.toBeNull();
     expect(await pruneWebhookPayloads(app.db)).toBe(0);
+
+    // The correlation value is payload too: it goes with it, unless it is one of Tollgate's own
+    // names of the operation the event is linked to (its id, its downstream key, a side effect's).
+    const byKey = await claimNew();
+    const effectOp = await claimNew();
+    const effectKey = (await putEffect(effectOp, "charge", "sent")).body.downstreamKey as string;
+    const named = [await send("ticket.created", byKey.downstreamKey), await send("ticket.created", effectKey)];
+    const stranger = await send("ticket.created", "cus_jane@example.com");
+    const linkedByHand = await send("ticket.created", "ref-7731");
+    const settled = await matchWebhookEvent({
+      db: app.db,
+      tenantId: acme.tenantId,
+      eventId: linkedByHand.body.eventId,
+      input: { operationId: (await claimNew()).operationId, outcome: "succeeded", reason: "r" },
+      actor: "user:ops@example.com",
+    });
+    expect(settled.state).toBe("succeeded");
+    const ids = [...named, stranger, linkedByHand].map((r) => r.body.eventId as string);
+    await app.db.$executeRaw`UPDATE webhook_event SET received_at = now() - interval '31 days' WHERE id = ANY(${ids})`;
+    expect(await pruneWebhookPayloads(app.db)).toBe(4);
+    expect(await Promise.all(ids.map(async (id) => (await event(id)).correlationValue))).toEqual([byKey.downstreamKey, effectKey, null, null]);
 
     // Thirty days from now, the recent one goes too: through the CLI the operator runs.
     await app.db.$executeRaw`UPDATE webhook_event SET received_at = now() - interval '30 days 1 minute' WHERE id = ${recent.body.eventId}`;
