@@ -27,19 +27,20 @@ export async function completeOperation(options: {
 }): Promise<{ view: OperationView; changed: boolean }> {
   const { db, key, input } = options;
   const result = normalizedResult(input);
+  const provider = normalizedProvider(input);
   const digest = sha256Hex(
     canonicalJson({
       fencingToken: input.fencingToken.toString(),
       outcome: input.outcome,
       retryable: input.retryable ?? false,
       result,
-      provider: (input.provider ?? null) as Json,
+      provider: provider as Json,
       error: (input.error ?? null) as Json,
     }),
   );
   const rows = await hotQuery<{ r: SqlComplete }>(db, COMPLETE_SQL, [
     key.tenantId, key.id, key.tools, options.operationId, input.fencingToken.toString(), input.outcome, input.retryable ?? false,
-    jsonOrNull(result), jsonOrNull(input.error), jsonOrNull(input.provider), digest, `api-key:${key.id}`,
+    jsonOrNull(result), jsonOrNull(input.error), jsonOrNull(provider), digest, `api-key:${key.id}`,
   ]);
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_complete returned nothing");
@@ -60,6 +61,13 @@ function normalizedResult(input: CompleteRequest): Json {
     body: (input.result?.body ?? null) as Json,
     resourceId: input.result?.resourceId ?? input.provider?.resourceId ?? null,
   };
+}
+
+// `provider: {}` says what no `provider` says: the same report, one digest (it was a different
+// report, so its repeat was 409 already-resolved and the operation flagged).
+function normalizedProvider(input: CompleteRequest): CompleteRequest["provider"] | null {
+  const provider = input.provider;
+  return provider && (provider.requestId !== undefined || provider.resourceId !== undefined) ? provider : null;
 }
 
 function jsonOrNull(value: unknown): string | null {

@@ -239,6 +239,23 @@ describe("complete: the lease holder reports the outcome", () => {
     expect(await snapshot(op.operationId)).toEqual(before);
   });
 
+  // Protocol review, 2026-12-01: `provider: {}` hashed unlike no provider, so its repeat without
+  // one was 409 already-resolved and flagged the operation for an operator.
+  it("a repeat that differs only by an empty provider is the same complete: 200, nothing flagged", async () => {
+    const op = await claimNew(await createTool());
+    const report = { fencingToken: op.token, outcome: "succeeded", result: { statusCode: 201, body: { ticket: "T-1" } } };
+    const first = await complete(op.operationId, { ...report, provider: {} });
+    expect(first.status, first.text).toBe(200);
+    const before = await snapshot(op.operationId);
+
+    const again = await complete(op.operationId, report);
+
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(await snapshot(op.operationId)).toEqual(before);
+    expect((await operation(op.operationId)).flaggedAt).toBeNull();
+  });
+
   it.each([
     { name: "failed after succeeded", first: { outcome: "succeeded", result: { body: { ticket: "T-1" } } }, second: { outcome: "failed" }, earlier: "succeeded" },
     {

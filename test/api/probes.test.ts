@@ -390,7 +390,8 @@ describe("probing unknown operations", () => {
           ${`probe ${probeNumber}: GET https://provider.example/charges answered 200`}, 'ch_old', '{}', NULL::int) AS r`;
     expect((await record(token1, 3))[0]!.r.code).toBe("stale");
     const op = await operation(id);
-    expect(op).toMatchObject({ state: "processing", resolution: { outcome: "retry" } });
+    // The operator's retry was about attempt 1; attempt 2 holds no resolution (the audit keeps it).
+    expect(op).toMatchObject({ state: "processing", resolution: null });
     const stale = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: id, action: "operation.probed" } });
     expect(stale.after).toMatchObject({ probe: 3, verdict: "succeeded", resolved: "stale", attempt: 1 });
     const trace = await getOperationTrace({ db: app.db, tenantId: keys.tenantId, operationId: id });

@@ -157,6 +157,41 @@ describe("resolve: an operator settles an unknown outcome", () => {
     ]);
   });
 
+  // Protocol review, 2026-12-01: the result of the report that made the outcome unknown (a
+  // timeout's 504) stayed as the operation's result, and every replay then told the agent the
+  // operation succeeded, or failed, with that 504.
+  it("a resolution states its own result: the unknown report's result is not replayed as the outcome's, and the audit keeps it", async () => {
+    const timeout = { statusCode: 504, body: { error: "gateway timeout" } };
+    for (const outcome of ["succeeded", "failed"] as const) {
+      const op = await claimNew(await createTool());
+      expect((await complete(op, { outcome: "unknown", result: timeout, error: { code: "timeout", message: "504" } })).status).toBe(200);
+      expect((await operation(op.operationId)).result).toMatchObject(timeout);
+
+      const res = await resolve(op.operationId, { outcome, reason: "checked the provider", ...(outcome === "succeeded" ? { resourceId: "T-9" } : {}) });
+      expect(res.status, res.text).toBe(200);
+
+      const replay = await claim(app.baseUrl, acme.agent, op.idem, { tool: op.tool, args: op.args });
+      expect([replay.status, replay.body.state], replay.text).toEqual([200, outcome]);
+      expect(replay.body.result).toEqual(outcome === "succeeded" ? { statusCode: null, body: null, resourceId: "T-9" } : null);
+      const resolved = (await auditOf(op.operationId)).filter((e) => e.action === "operation.resolved");
+      expect(resolved.map((e) => (e.before as { result?: unknown }).result)).toEqual([{ ...timeout, resourceId: null }]);
+    }
+  });
+
+  it("an operator's retry is the resolution only until the next attempt starts: the outcome that attempt reports is not 'resolved as retry'", async () => {
+    const op = await unknownOperation();
+    expect((await resolve(op.operationId, { outcome: "retry", reason: "nothing at the provider" })).status).toBe(200);
+    expect((await operation(op.operationId)).resolution).toMatchObject({ outcome: "retry" });
+
+    const next = await claim(app.baseUrl, acme.agent, op.idem, { tool: op.tool, args: op.args });
+    expect(next.status, next.text).toBe(201);
+    expect((await operation(op.operationId)).resolution).toBeNull();
+    const done = await complete({ ...op, token: next.body.attempt.fencingToken }, { outcome: "succeeded", result: { body: { ok: true } } });
+    expect(done.body).toMatchObject({ state: "succeeded", resolution: null });
+    // The decision stays in the audit log, and so on the trace.
+    await expectResolutionAudited(op.operationId, { from: "unknown", to: "pending", outcome: "retry", reason: "nothing at the provider" });
+  });
+
   it("processing with an expired lease may be resolved; the stalled attempt is marked lease_lost", async () => {
     const op = await claimNew(await createTool({ leaseSeconds: 1, takeover: "never" }));
     await waitUntilLeaseExpired(app.db, op.operationId);

@@ -645,13 +645,14 @@ describe("what else names an operation", () => {
 
   it("settling as succeeded keeps the provider resource id the attempt reported with its unknown outcome", async () => {
     const op = await claimNew();
-    const unknown = await complete(op, "unknown", { provider: { requestId: "req_7", resourceId: "T-777" } });
+    const unknown = await complete(op, "unknown", { provider: { requestId: "req_7", resourceId: "T-777" }, result: { statusCode: 504, body: { error: "gateway timeout" } } });
     expect(unknown.status, unknown.text).toBe(200);
 
     await send("ticket.created", op.operationId);
 
     const stored = await operation(op.operationId);
-    expect(stored.result).toMatchObject({ resourceId: "T-777" });
+    // The timeout's 504 was what the unknown report saw, not the success's result (protocol review, 2026-12-01).
+    expect(stored.result).toEqual({ statusCode: null, body: null, resourceId: "T-777" });
     expect(stored.resolution).toMatchObject({ resourceId: "T-777", via: "webhook" });
   });
 });
