@@ -21,6 +21,8 @@ type EventRow = {
   decidedBy: string | null;
   decidedAt: Date | null;
   reason: string | null;
+  // The side effect whose own downstream key the event named, if it named one.
+  sideEffect: string | null;
 };
 type EventAudit = { id: bigint; targetId: string; actor: string; action: string; reason: string | null; before: unknown; after: unknown; createdAt: Date };
 type Rows = { events: EventRow[]; audits: EventAudit[] };
@@ -34,7 +36,9 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       q.db.$queryRaw<EventRow[]>`
         SELECT e.id, c.name AS "connectionName", e.event_type AS "eventType", e.provider_event_id AS "providerEventId",
           e.status::text AS status, e.outcome, e.correlation_value AS "correlationValue", e.payload,
-          e.payload_pruned_at AS "payloadPrunedAt", e.received_at AS "receivedAt", e.decided_by AS "decidedBy", e.decided_at AS "decidedAt", e.reason
+          e.payload_pruned_at AS "payloadPrunedAt", e.received_at AS "receivedAt", e.decided_by AS "decidedBy", e.decided_at AS "decidedAt", e.reason,
+          (SELECT s.name FROM side_effect s WHERE s.tenant_id = e.tenant_id AND s.operation_id = e.operation_id
+            AND s.downstream_key = e.correlation_value) AS "sideEffect"
         FROM webhook_event e JOIN webhook_connection c ON c.id = e.connection_id
         WHERE e.tenant_id = ${q.tenantId} AND e.operation_id = ${q.operationId}
         ORDER BY e.received_at, e.id`,
@@ -60,13 +64,16 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       // A failed event refused because side effects may have happened names them (tollgate_webhook_ingest).
       const effects = own.map((a) => (a.before as { sideEffects?: unknown } | null)?.sideEffects).find((v): v is string => typeof v === "string");
       const decider = e.decidedBy ? ctx.actor(e.decidedBy).label : null;
+      // Flagged by ingest because nothing of the operation had run (awaiting approval, or approved
+      // and not yet claimed): its audit says so with the attempts it had, none.
+      const notRun = own.some((a) => a.action === "operation.webhook_conflict" && (a.before as { attempts?: unknown } | null)?.attempts === 0);
       return {
         key: `webhook-${e.id}`,
         at: e.receivedAt.toISOString(),
         kind: "webhook",
         tone: tones[e.status] ?? "info",
         rank: 4,
-        title: title(e, settledIt, decider, effects ?? null),
+        title: title(e, { settledIt, decider, effects: effects ?? null, notRun, state: ctx.op.state }),
         actor: { id: `webhook:${e.id}`, label: `${e.connectionName} webhook` },
         fields: [
           ...field("Webhook event", e.id, "mono"),
@@ -101,19 +108,24 @@ function providerOutcome(audits: TraceAudit[]): string | null {
   return typeof before?.outcome === "string" ? before.outcome : null;
 }
 
-function title(e: EventRow, settledIt: boolean, decider: string | null, effects: string | null): string {
+function title(e: EventRow, how: { settledIt: boolean; decider: string | null; effects: string | null; notRun: boolean; state: string }): string {
   const what = `Webhook ${e.eventType || "(no type)"} from ${e.connectionName}`;
   switch (e.status) {
     case "matched":
-      if (decider) return `${what} · matched by ${decider} as ${e.outcome}`;
-      return settledIt ? `${what} · resolved the operation as ${e.outcome}` : `${what} · agrees with the outcome (${e.outcome})`;
+      if (how.decider) return `${what} · matched by ${how.decider} as ${e.outcome}`;
+      if (how.settledIt) return `${what} · resolved the operation as ${e.outcome}`;
+      // About one provider call of several: it settled that call, not the operation (which may
+      // still be unknown; "agrees with the outcome" read as if it had settled it).
+      if (e.sideEffect) return `${what} · side effect ${e.sideEffect} ${e.outcome === "succeeded" ? "confirmed" : "failed"} by its provider`;
+      return how.state === e.outcome ? `${what} · agrees with the outcome (${e.outcome})` : `${what} says ${e.outcome}`;
     case "contradicting":
-      if (effects) return `${what} says ${e.outcome}, but side effects may have happened (flagged, not applied)`;
+      if (how.notRun) return `${what} says ${e.outcome}, but the operation had not run yet (flagged, not applied)`;
+      if (how.effects) return `${what} says ${e.outcome}, but side effects may have happened (flagged, not applied)`;
       return `${what} says ${e.outcome}: contradicts the recorded outcome (flagged, not applied)`;
     case "unmapped":
       return `${what}: its type maps to no outcome (waiting in the inbox)`;
     case "ignored":
-      return `${what} · ignored${decider ? ` by ${decider}` : ""}`;
+      return `${what} · ignored${how.decider ? ` by ${how.decider}` : ""}`;
     default:
       return `${what} (${e.status})`;
   }

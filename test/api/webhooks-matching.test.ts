@@ -442,6 +442,10 @@ describe("a webhook about an operation that has not run yet", () => {
     expect(stored.state).toBe("awaiting_approval");
     expect(stored.flagReason).toBe(`webhook ${res.body.eventId} (${type}) says ${type === "ticket.created" ? "succeeded" : "failed"}, but the operation has not run yet (awaiting approval)`);
     expect((await audits(op.operationId, "operation.webhook_conflict")).map((a) => a.reason)).toEqual(["a provider webhook about an operation that has not run yet; not applied"]);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    expect(trace!.timeline.map((e) => e.title)).toContain(
+      `Webhook ${type} from tickets says ${type === "ticket.created" ? "succeeded" : "failed"}, but the operation had not run yet (flagged, not applied)`,
+    );
   });
 
   it("approved and not yet claimed, succeeded: flagged, still pending with no error; the agent's claim runs it", async () => {
@@ -550,6 +554,9 @@ describe("what else names an operation", () => {
       ["create-ticket", "confirmed"],
       ["notify-owner", "intended"],
     ]);
+    // The trace says what it settled: the call, not the operation (it said "agrees with the outcome").
+    const titles = async () => (await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId }))!.timeline.map((e) => e.title);
+    expect(await titles()).toContain("Webhook ticket.created from tickets · side effect create-ticket confirmed by its provider");
     // The agent's own complete still decides the operation.
     expect((await complete(op, "succeeded")).status).toBe(200);
     expect((await operation(op.operationId)).state).toBe("succeeded");
