@@ -308,6 +308,8 @@ describe("complete: the lease holder reports the outcome", () => {
       second: { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } },
       reason: "attempt 1 reported succeeded after it had reported failed (retryable) and attempt 2 started; refused (lease-lost)",
       title: "Late report refused: attempt 1 said succeeded after it had reported failed (retryable) and attempt 2 started",
+      // Attempt 2 may run the tool a second time: an operator should know (protocol review, 2026-12-01).
+      flag: "attempt 1 reported succeeded after attempt 2 started: the tool may have acted twice",
     },
     {
       name: "unknown, then succeeded",
@@ -316,8 +318,9 @@ describe("complete: the lease holder reports the outcome", () => {
       second: { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } },
       reason: "attempt 1 reported succeeded after it had reported unknown; refused (lease-lost)",
       title: "Late report refused: attempt 1 said succeeded after it had reported unknown",
+      flag: null,
     },
-  ])("an attempt's second, different report once the operation moved on ($name) → 409 lease-lost, nothing changes, the report is kept as evidence once", async ({ retryFirst, first, second, reason, title }) => {
+  ])("an attempt's second, different report once the operation moved on ($name) → 409 lease-lost, the report is kept as evidence once, nothing else changes but a flag", async ({ retryFirst, first, second, reason, title, flag }) => {
     const tool = await createTool({ maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
     const op = await claimNew(tool);
     expect((await complete(op.operationId, { fencingToken: op.token, ...first })).status).toBe(200);
@@ -332,7 +335,9 @@ describe("complete: the lease holder reports the outcome", () => {
 
     for (const res of replies) expectProblem(res, 409, "lease-lost");
     const after = await snapshot(op.operationId);
-    expect({ operation: after.operation, attempts: after.attempts }).toEqual({ operation: before.operation, attempts: before.attempts });
+    const unflagged = ({ flaggedAt: _f, flagReason: _r, updatedAt: _u, ...rest }: typeof after.operation) => rest;
+    expect({ operation: unflagged(after.operation), attempts: after.attempts }).toEqual({ operation: unflagged(before.operation), attempts: before.attempts });
+    expect(after.operation.flagReason).toBe(flag);
     expect(after.audit.slice(before.audit.length)).toMatchObject([{ action: "operation.late_report_refused", reason, after: { reportingAttempt: 1, reportedOutcome: "succeeded" } }]);
     const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
     expect(trace?.timeline.filter((e) => e.kind === "late-report")).toMatchObject([
@@ -516,6 +521,31 @@ describe("complete: the lease holder reports the outcome", () => {
     expect(agreeing.status, agreeing.text).toBe(200);
     expect(agreeing.body.state).toBe("succeeded");
     expect((await operation(b.operationId)).flaggedAt).toBeNull();
+  });
+
+  // Protocol review, 2026-12-01: only audited, so no queue showed that the retry an operator
+  // allowed ran a tool whose first call had gone through after all.
+  it("a late success from the attempt before an operator's retry flags the operation: the retry may have acted a second time", async () => {
+    const tool = await createTool({ leaseSeconds: 1, takeover: "never" });
+    const op = await claimNew(tool);
+    await waitUntil(op.operationId, "lease expired");
+    expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args }), 409, "outcome-unknown");
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, { key: acme.admin, body: { outcome: "retry", reason: "nothing at the provider" } });
+    expect(resolved.status, resolved.text).toBe(200);
+    const second = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+    expect([second.status, second.body.attempt?.number], second.text).toEqual([201, 2]);
+
+    const late = await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded", result: { resourceId: "T-first" } });
+
+    expectProblem(late, 409, "lease-lost");
+    expect(await operation(op.operationId)).toMatchObject({
+      state: "processing",
+      flagReason: "attempt 1 reported succeeded after attempt 2 started: the tool may have acted twice",
+    });
+    expect((await attemptsOf(op.operationId)).map((a) => [a.number, a.outcome])).toEqual([
+      [1, "lease_lost"],
+      [2, null],
+    ]);
   });
 
   it("a stale token (its attempt was taken over) → 409 lease-lost, and nothing changes; the refused report is kept in the audit log as evidence, once", async () => {
