@@ -117,7 +117,8 @@ function title(e: EventRow, how: { settledIt: boolean; decider: string | null; e
       // About one provider call of several: it settled that call, not the operation (which may
       // still be unknown; "agrees with the outcome" read as if it had settled it).
       if (e.sideEffect) return `${what} · side effect ${e.sideEffect} ${e.outcome === "succeeded" ? "confirmed" : "failed"} by its provider`;
-      return how.state === e.outcome ? `${what} · agrees with the outcome (${e.outcome})` : `${what} says ${e.outcome}`;
+      // A rejected operation's outcome is failed (tollgate_effective_outcome).
+      return (how.state === "rejected" ? "failed" : how.state) === e.outcome ? `${what} · agrees with the outcome (${e.outcome})` : `${what} says ${e.outcome}`;
     case "contradicting":
       if (how.notRun) return `${what} says ${e.outcome}, but the operation had not run yet (flagged, not applied)`;
       if (how.effects) return `${what} says ${e.outcome}, but side effects may have happened (flagged, not applied)`;
