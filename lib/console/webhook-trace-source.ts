@@ -55,7 +55,7 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
     events.map((e) => {
       const own = ctx.takeAudits((a) => {
         const after = a.after as { eventId?: unknown } | null;
-        return ["operation.webhook_conflict", "operation.webhook_matched"].includes(a.action) && after?.eventId === e.id;
+        return ["operation.webhook_conflict", "operation.webhook_matched", "operation.unknown"].includes(a.action) && after?.eventId === e.id;
       });
       const eventAudits: TraceAudit[] = audits
         .filter((a) => a.targetId === e.id)
@@ -64,9 +64,9 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       // A failed event refused because side effects may have happened names them (tollgate_webhook_ingest).
       const effects = own.map((a) => (a.before as { sideEffects?: unknown } | null)?.sideEffects).find((v): v is string => typeof v === "string");
       const decider = e.decidedBy ? ctx.actor(e.decidedBy).label : null;
-      // Flagged by ingest because nothing of the operation had run (awaiting approval, or approved
-      // and not yet claimed): its audit says so with the attempts it had, none.
-      const notRun = own.some((a) => a.action === "operation.webhook_conflict" && (a.before as { attempts?: unknown } | null)?.attempts === 0);
+      // Flagged (or, said succeeded of an approved one, made unknown) by ingest because nothing of
+      // the operation had run: its audit says so with the attempts it had, none.
+      const notRun = own.find((a) => (a.before as { attempts?: unknown } | null)?.attempts === 0)?.action ?? null;
       return {
         key: `webhook-${e.id}`,
         at: e.receivedAt.toISOString(),
@@ -108,7 +108,7 @@ function providerOutcome(audits: TraceAudit[]): string | null {
   return typeof before?.outcome === "string" ? before.outcome : null;
 }
 
-function title(e: EventRow, how: { settledIt: boolean; decider: string | null; effects: string | null; notRun: boolean; state: string }): string {
+function title(e: EventRow, how: { settledIt: boolean; decider: string | null; effects: string | null; notRun: string | null; state: string }): string {
   const what = `Webhook ${e.eventType || "(no type)"} from ${e.connectionName}`;
   switch (e.status) {
     case "matched":
@@ -120,6 +120,7 @@ function title(e: EventRow, how: { settledIt: boolean; decider: string | null; e
       // A rejected operation's outcome is failed (tollgate_effective_outcome).
       return (how.state === "rejected" ? "failed" : how.state) === e.outcome ? `${what} · agrees with the outcome (${e.outcome})` : `${what} says ${e.outcome}`;
     case "contradicting":
+      if (how.notRun === "operation.unknown") return `${what} says ${e.outcome}, but the operation had not run yet: its outcome became unknown (flagged)`;
       if (how.notRun) return `${what} says ${e.outcome}, but the operation had not run yet (flagged, not applied)`;
       if (how.effects) return `${what} says ${e.outcome}, but side effects may have happened (flagged, not applied)`;
       return `${what} says ${e.outcome}: contradicts the recorded outcome (flagged, not applied)`;

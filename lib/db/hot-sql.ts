@@ -168,9 +168,12 @@ function pipelinedConnection(config: pg.ClientConfig, stallAfterMs: number): Hot
   };
 }
 
+// By severity, and by the codes of a session the server ends (57P01 admin shutdown, 57P02 crash
+// shutdown, 57P03 cannot connect now, 57P05 idle session timeout): `severity` is localized under a
+// non-English lc_messages.
 const endsTheSession = (error: unknown): boolean => {
-  const severity = (error as { severity?: unknown } | null)?.severity;
-  return severity === "FATAL" || severity === "PANIC";
+  const { severity, code } = (error ?? {}) as { severity?: unknown; code?: unknown };
+  return severity === "FATAL" || severity === "PANIC" || (typeof code === "string" && /^57P0[1235]$/.test(code));
 };
 
 const hotClients = new WeakMap<Db, HotSql>();

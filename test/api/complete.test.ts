@@ -66,6 +66,16 @@ const auditOf = (operationId: string) =>
   app.db.auditEvent.findMany({ where: { targetType: "operation", targetId: operationId }, orderBy: { id: "asc" } });
 
 // Everything stored about one operation, to prove a refused request changed none of it.
+// An operation that was running when migration 20261201190000 deployed still holds the retry
+// resolution its attempt ran under (since then a new attempt clears it): put one back, dated
+// before the attempt started, to keep the guards for such rows tested.
+async function restoreRetryResolution(operationId: string): Promise<void> {
+  expect((await operation(operationId)).resolution).toBeNull();
+  await app.db.$executeRaw`UPDATE operation SET resolution = jsonb_build_object('outcome', 'retry', 'by', 'api-key:legacy', 'via', 'operator',
+    'reason', 'retry it', 'at', (SELECT started_at - interval '1 second' FROM attempt WHERE operation_id = ${operationId} ORDER BY number DESC LIMIT 1))
+    WHERE id = ${operationId}`;
+}
+
 async function snapshot(operationId: string) {
   return { operation: await operation(operationId), attempts: await attemptsOf(operationId), audit: await auditOf(operationId) };
 }
@@ -423,7 +433,7 @@ describe("complete: the lease holder reports the outcome", () => {
     expect(metricsText).toMatch(/tollgate_unknowns_total\{cause="contradicts-retry"\} [1-9]/);
   });
 
-  it("a retry resolution left from an earlier attempt is not about the next one: its own failed (retryable) then succeeded is lease-lost, unflagged", async () => {
+  it("a retry resolution still on the row from an earlier attempt is not about the next one: its own failed (retryable) then succeeded is lease-lost, unflagged", async () => {
     const tool = await createTool({ leaseSeconds: 1, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
     const first = await claimNew(tool);
     await waitUntil(first.operationId, "lease expired");
@@ -431,6 +441,7 @@ describe("complete: the lease holder reports the outcome", () => {
     expect(resolved.status, resolved.text).toBe(200);
     const second = await claim(app.baseUrl, acme.agent, first.idem, { tool, args: first.args });
     expect([second.status, second.body.attempt?.number], second.text).toEqual([201, 2]);
+    await restoreRetryResolution(first.operationId);
     const token = second.body.attempt.fencingToken as string;
     expect((await complete(first.operationId, { fencingToken: token, outcome: "failed", retryable: true, error: { code: "e503", message: "down" } })).status).toBe(200);
 
@@ -444,9 +455,10 @@ describe("complete: the lease holder reports the outcome", () => {
     });
   });
 
-  // Review, 2026-12-01: the operator's retry resolution stays on the row; the next attempt's own
-  // contradicting reports were judged against it (flagged and audited again on each repeat, its
-  // first report then "agreeing" with the resolution and audited too) instead of its own report.
+  // Review, 2026-12-01: the operator's retry resolution stayed on the row (on rows from before
+  // 20261201190000 it still may); the next attempt's own contradicting reports were judged against
+  // it (flagged and audited again on each repeat, its first report then "agreeing" with the
+  // resolution and audited too) instead of its own report.
   it("after an operator's retry, the next attempt's contradicting report is judged against its own first report: flagged and audited once", async () => {
     const tool = await createTool({ leaseSeconds: 1, takeover: "never", maxAttempts: 3 });
     const op = await claimNew(tool);
@@ -454,6 +466,7 @@ describe("complete: the lease holder reports the outcome", () => {
     expect((await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, { key: acme.admin, body: { outcome: "retry", reason: "retry it" } })).status).toBe(200);
     const second = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
     expect(second.status, second.text).toBe(201);
+    await restoreRetryResolution(op.operationId);
     const token = second.body.attempt.fencingToken as string;
     const succeeded = { fencingToken: token, outcome: "succeeded", result: { statusCode: 201, resourceId: "T-2" } };
     const failed = { fencingToken: token, outcome: "failed", error: { code: "e500", message: "it broke" } };
@@ -548,12 +561,29 @@ describe("complete: the lease holder reports the outcome", () => {
     ]);
   });
 
-  it("a stale token (its attempt was taken over) → 409 lease-lost, and nothing changes; the refused report is kept in the audit log as evidence, once", async () => {
+  // Attempt 1's lease runs out and attempt 2 takes over (the provider dedupes on the downstream key).
+  async function takenOver() {
     const tool = await createTool({ leaseSeconds: 1, takeover: "deduplicated" });
     const op = await claimNew(tool);
     await waitUntil(op.operationId, "lease expired");
     const takeover = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
     expect(takeover.status, takeover.text).toBe(201);
+    return { op, takeover };
+  }
+
+  // Review, 2026-12-01: a provider that dedupes does not make a success under a failure harmless:
+  // every replay says nothing happened.
+  it("a taken-over attempt's late success after the operation failed is flagged, whatever the takeover policy", async () => {
+    const { op, takeover } = await takenOver();
+    expect((await complete(op.operationId, { fencingToken: takeover.body.attempt.fencingToken, outcome: "failed", error: { code: "declined", message: "no" } })).status).toBe(200);
+
+    expectProblem(await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded" }), 409, "lease-lost");
+
+    expect(await operation(op.operationId)).toMatchObject({ state: "failed", flagReason: "attempt 1 reported succeeded after attempt 2 started, but the operation is failed" });
+  });
+
+  it("a stale token (its attempt was taken over) → 409 lease-lost, and nothing changes; the refused report is kept in the audit log as evidence, once", async () => {
+    const { op } = await takenOver();
     const before = await snapshot(op.operationId);
     const report = { fencingToken: op.token, outcome: "succeeded", result: { body: { from: "stale" }, resourceId: "ch_stale" }, provider: { requestId: "req_stale" } };
 

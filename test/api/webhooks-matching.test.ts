@@ -448,7 +448,7 @@ describe("a webhook about an operation that has not run yet", () => {
     );
   });
 
-  it("approved and not yet claimed, succeeded: flagged, still pending with no error; the agent's claim runs it", async () => {
+  it("approved and not yet claimed, succeeded: someone acted without an attempt, so the operation becomes unknown and the claim does not run it", async () => {
     const op = await awaitingApproval();
     const decided = await call(app.baseUrl, "POST", `/api/v1/approvals/${op.approvalId}/decision`, { key: acme.approver, body: { decision: "approve" } });
     expect(decided.status, decided.text).toBe(200);
@@ -457,9 +457,30 @@ describe("a webhook about an operation that has not run yet", () => {
 
     expect(res.body.status).toBe("contradicting");
     const stored = await operation(op.operationId);
-    expect(stored).toMatchObject({ state: "pending", attemptCount: 0, error: null });
-    expect(stored.flagReason).toBe(`webhook ${res.body.eventId} (ticket.created) says succeeded, but the operation has not run yet (approved, not yet claimed)`);
-    expect(await audits(op.operationId, "operation.unknown")).toEqual([]);
+    expect(stored).toMatchObject({
+      state: "unknown",
+      attemptCount: 0,
+      flagReason: `webhook ${res.body.eventId} (ticket.created) says succeeded, but the operation has not run yet (approved, not yet claimed)`,
+      error: { code: "contradicting-reports", message: expect.stringContaining("says succeeded, but no attempt of the operation had run") },
+    });
+    const claimed = await claim(app.baseUrl, acme.agent, op.key, { tool: APPROVED, args: { title: "Refund" } });
+    expect([claimed.status, claimed.body.code], claimed.text).toEqual([409, "outcome-unknown"]);
+    expect(await app.db.attempt.count({ where: { operationId: op.operationId } })).toBe(0);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    expect(trace!.timeline.map((e) => e.title)).toContain("Webhook ticket.created from tickets says succeeded, but the operation had not run yet: its outcome became unknown (flagged)");
+    // Matching the event in the inbox settles it as succeeded: the provider's effect stands.
+    const matched = await matchWebhookEvent({ db: app.db, tenantId: acme.tenantId, eventId: res.body.eventId, input: { operationId: op.operationId, outcome: "succeeded" }, actor: "user:ops@example.com" });
+    expect(matched.state).toBe("succeeded");
+  });
+
+  it("approved and not yet claimed, failed: flagged and left pending; the agent's claim runs it", async () => {
+    const op = await awaitingApproval();
+    expect((await call(app.baseUrl, "POST", `/api/v1/approvals/${op.approvalId}/decision`, { key: acme.approver, body: { decision: "approve" } })).status).toBe(200);
+
+    const res = await send("ticket.rejected", op.operationId);
+
+    expect(res.body.status).toBe("contradicting");
+    expect(await operation(op.operationId)).toMatchObject({ state: "pending", attemptCount: 0, error: null, flagReason: expect.stringContaining("has not run yet (approved, not yet claimed)") });
     const claimed = await claim(app.baseUrl, acme.agent, op.key, { tool: APPROVED, args: { title: "Refund" } });
     expect([claimed.status, claimed.body.attempt?.number], claimed.text).toEqual([201, 1]);
   });
@@ -661,6 +682,28 @@ describe("what else names an operation", () => {
     // The timeout's 504 was what the unknown report saw, not the success's result (protocol review, 2026-12-01).
     expect(stored.result).toEqual({ statusCode: null, body: null, resourceId: "T-777" });
     expect(stored.resolution).toMatchObject({ resourceId: "T-777", via: "webhook" });
+  });
+
+  // Review, 2026-12-01: the result's JSON null won over the resource id an earlier attempt
+  // reported, while the resolution named it: the two disagreed.
+  it("a later attempt's report without a resource id does not hide the one an earlier attempt reported", async () => {
+    await putTool(acme, "tickets.retried", { leaseSeconds: 600, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const key = `idem-${randomUUID()}`;
+    const first = await claim(app.baseUrl, acme.agent, key, { tool: "tickets.retried", args: { title: "x" } });
+    expect(first.status, first.text).toBe(201);
+    const op1 = { operationId: first.body.operationId, token: first.body.attempt.fencingToken, downstreamKey: first.body.downstreamKey };
+    expect((await complete(op1, "failed", { retryable: true, provider: { resourceId: "R1" } })).status).toBe(200);
+    let second: Reply;
+    do second = await claim(app.baseUrl, acme.agent, key, { tool: "tickets.retried", args: { title: "x" } });
+    while (second.status === 429);
+    expect(second.status, second.text).toBe(201);
+    expect((await complete({ ...op1, token: second.body.attempt.fencingToken }, "unknown", { result: { statusCode: 504 } })).status).toBe(200);
+
+    await send("ticket.created", op1.operationId);
+
+    const stored = await operation(op1.operationId);
+    expect(stored.result).toEqual({ statusCode: null, body: null, resourceId: "R1" });
+    expect(stored.resolution).toMatchObject({ resourceId: "R1" });
   });
 });
 

@@ -127,11 +127,30 @@ BEGIN
   -- succeeded" does (tollgate_complete): a retry gets 409 outcome-unknown, the reconcile queue and
   -- the inbox show it, and an operator settles it (matching this event settles it as succeeded).
   -- [changed] An operation that has not run (awaiting approval, or approved and not yet claimed):
-  -- no event can be about its effect yet. "failed" was taken as agreeing (matched, out of the
-  -- inbox), and "succeeded" about an approved one was read as contradicting a failed attempt
-  -- that never was (unknown, with an error about attempt 0). It is flagged, the operation is left
-  -- as it is, and the event waits in the inbox: whoever approves or runs it sees the flag first.
-  IF v_status = 'contradicting' AND tollgate_not_run(v_op) THEN
+  -- no attempt of it can have caused an event. "failed" was taken as agreeing (matched, out of
+  -- the inbox), and "succeeded" about an approved one was read as contradicting a failed attempt
+  -- that never was (unknown, with an error about attempt 0). Now the event waits in the inbox and:
+  -- * approved and not yet claimed, "succeeded": someone acted without an attempt (the 202 gave
+  --   the agent its downstream key). The claim would run the tool again, so the operation becomes
+  --   unknown (a claim gets 409 outcome-unknown), flagged, with what the event says, for an operator;
+  -- * otherwise the operation is flagged and left as it is: a "failed" promises nothing happened,
+  --   and one awaiting approval waits for a person, whose approval page shows the flag.
+  IF v_status = 'contradicting' AND v_op.state = 'pending' AND v_op.attempt_count = 0 AND v_outcome = 'succeeded' THEN
+    UPDATE operation SET state = 'unknown', not_before = NULL, updated_at = now(), flagged_at = now(),
+      flag_reason = format('webhook %s (%s) says succeeded, but the operation has not run yet (approved, not yet claimed)',
+        p_event_id, p_event_type),
+      error = jsonb_build_object('code', 'contradicting-reports', 'message',
+        format('provider event %s (%s) says succeeded, but no attempt of the operation had run: the effect may have happened without one',
+          p_provider_event_id, p_event_type))
+    WHERE id = v_op.id;
+    PERFORM tollgate_audit(v_op.tenant_id, v_actor, 'operation.unknown', v_op.id,
+      jsonb_build_object('state', v_op.state, 'attempts', v_op.attempt_count),
+      jsonb_build_object('state', 'unknown', 'attempts', v_op.attempt_count, 'eventId', p_event_id, 'eventType', p_event_type,
+        'reportedOutcome', v_outcome),
+      format('provider event %s (%s) says succeeded before any attempt ran: no attempt runs until an operator settles it',
+        p_provider_event_id, p_event_type));
+    v_unknown := true;
+  ELSIF v_status = 'contradicting' AND tollgate_not_run(v_op) THEN
     UPDATE operation SET flagged_at = now(), updated_at = now(),
       flag_reason = format('webhook %s (%s) says %s, but the operation has not run yet (%s)', p_event_id, p_event_type, v_outcome,
         CASE v_op.state WHEN 'awaiting_approval' THEN 'awaiting approval' ELSE 'approved, not yet claimed' END)

@@ -103,7 +103,8 @@ BEGIN
     -- report that did not settle the operation (an unknown outcome's, a retryable failure's).
     result = CASE WHEN p_outcome = 'succeeded'
       THEN jsonb_build_object('statusCode', NULL, 'body', NULL,
-        'resourceId', coalesce(result -> 'resourceId', to_jsonb(v_resource_id)))
+        -- [changed] A JSON null there is no resource id: the attempt's reported one fills in.
+        'resourceId', coalesce(nullif(result -> 'resourceId', 'null'::jsonb), to_jsonb(v_resource_id)))
       ELSE NULL END,
     error = CASE WHEN p_outcome = 'succeeded' THEN NULL
       ELSE jsonb_build_object('code', 'resolved-failed', 'message', p_reason) END,

@@ -48,7 +48,9 @@ BEGIN
     -- attempt that reported unknown, say), the report is judged against that resolution below,
     -- like any report on a settled operation (200 if it agrees; code review).
     -- A resolution from before this attempt started (an operator's retry that let it
-    -- run) is not one since: it stays on the row, and took this path away from every later attempt.
+    -- run) is not one since. [changed] Since 20261201190000 a new attempt clears the retry it ran
+    -- under; an operation that was running then may still hold one, and this keeps it from
+    -- taking this path away from its attempt.
     IF v_op.fencing_token = p_token AND v_op.state IN ('succeeded', 'failed', 'rejected')
       AND (v_op.resolution IS NULL OR (v_op.resolution ->> 'at')::timestamptz < v_att.started_at) THEN
       PERFORM 1 FROM audit_event WHERE tenant_id = p_tenant_id AND target_type = 'operation' AND target_id = p_op_id
@@ -121,10 +123,13 @@ BEGIN
       -- failure, never heard that the first call went through after all).
       IF p_outcome = 'succeeded' AND v_op.fencing_token <> p_token THEN
         SELECT * INTO v_tool FROM tool WHERE tenant_id = p_tenant_id AND name = v_op.tool;
-        IF v_tool.takeover <> 'deduplicated' OR v_att.complete_digest IS NOT NULL THEN
+        -- Whatever the takeover policy, a success under an operation recorded as failed contradicts
+        -- it: every replay says nothing happened.
+        IF v_tool.takeover <> 'deduplicated' OR v_att.complete_digest IS NOT NULL OR v_op.state = 'failed' THEN
           UPDATE operation SET flagged_at = now(), updated_at = now(),
-            flag_reason = format('attempt %s reported succeeded after attempt %s started: the tool may have acted twice',
-              v_att.number, v_op.attempt_count)
+            flag_reason = CASE WHEN v_op.state = 'failed'
+              THEN format('attempt %s reported succeeded after attempt %s started, but the operation is failed', v_att.number, v_op.attempt_count)
+              ELSE format('attempt %s reported succeeded after attempt %s started: the tool may have acted twice', v_att.number, v_op.attempt_count) END
           WHERE id = v_op.id RETURNING * INTO v_op;
         END IF;
       END IF;
