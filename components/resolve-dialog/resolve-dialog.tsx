@@ -5,7 +5,7 @@ import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
 import type { ResolveManyResult } from "@/lib/console/resolve-many";
 import { DialogActions } from "@/components/ui/dialog-actions";
-import { mayHaveBeenSaved } from "@/lib/http/may-have-been-saved";
+import { CONSOLE_ANSWER_WITHIN_MS, mayHaveBeenSaved, noAnswer } from "@/lib/http/may-have-been-saved";
 
 export type ResolveOutcome =
   | { kind: "single"; operationId: string; state: string }
@@ -108,6 +108,7 @@ export function ResolveDialog(props: {
       const res = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
+        signal: AbortSignal.timeout(CONSOLE_ANSWER_WITHIN_MS),
         body: JSON.stringify(
           bulk
             ? { ...parsed.data, operationIds, seenAttempts: seenOf(operationIds, props.attempts) }
@@ -137,11 +138,13 @@ export function ResolveDialog(props: {
         bulk ? { kind: "bulk", result: answer as ResolveManyResult, outcome: parsed.data.outcome } : { kind: "single", operationId: single, state: String(answer?.state) },
       );
       close();
-    } catch {
+    } catch (error) {
       if (mine !== submission.current) return router.refresh();
-      // The request may have reached the server before the connection failed.
+      // The request may have reached the server before the connection failed (or while it waited).
       setOvertaken(true);
-      setErrors({ form: "Could not reach the server: the resolution may or may not have been recorded. Close this form to see the operation as it stands." });
+      setErrors({
+        form: `${noAnswer(error, CONSOLE_ANSWER_WITHIN_MS)} The resolution may or may not have been recorded. Close this form to see the operation as it stands.`,
+      });
     } finally {
       if (mine === submission.current) setBusy(false);
     }

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getOperationTrace } from "@/lib/console/operation-trace";
 import { countInbox, inboxFacets, listInbox } from "@/lib/console/webhook-inbox";
+import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
 import { createConsoleUser } from "../support/browser";
 import { anonymousConsole, signInConsole, type ConsoleClient } from "../support/console-session";
 import { call, claim, type Reply } from "../support/http";
@@ -173,6 +174,37 @@ describe("matching from the inbox", () => {
     }
     expect(await event(eventId)).toMatchObject({ status: "unmatched", operationId: null });
     expect(await operation(awaiting.body.operationId)).toMatchObject({ state: "pending", attemptCount: 0, resolution: null });
+  });
+
+  // Review, 2026-12-01: a provider's "succeeded" about an operation awaiting approval flags it, and
+  // the approver must see that before approving (the approval page never showed flags).
+  it("a provider event about an operation awaiting approval is on its approval page, as an alert while it can be approved", async () => {
+    const approved = "tickets.approved-flag";
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${approved}`, { key: acme.admin, body: { policy: { approval: "required" } } })).status).toBe(201);
+    const awaiting = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool: approved, args: { title: "x" } });
+    expect(awaiting.status, awaiting.text).toBe(202);
+    const page = () => as.approver.request("GET", `/t/acme/approvals/${awaiting.body.approval.id}`);
+    expect((await page()).text).not.toContain("Flagged:");
+
+    const eventId = await inboxEvent("ticket.created", awaiting.body.operationId);
+
+    expect((await event(eventId)).status).toBe("contradicting");
+    const html = (await page()).text;
+    expect(html).toMatch(/<div class="notice warn-notice operation-flag" role="alert"><strong>Flagged:<\/strong> (<!-- -->)?webhook /);
+    expect(html).toContain(`webhook ${eventId} (ticket.created) says succeeded, but the operation has not run yet (awaiting approval)`);
+    expect(html).toContain("Approving lets the agent&#x27;s next claim run the tool: check with the provider first.");
+  });
+
+  it("after its payload is pruned, an event's correlation value is said to be pruned with it, not missing", async () => {
+    const eventId = await inboxEvent("ticket.created", "cus_42_jane@example.com");
+    const card = async () => (await as.operator.request("GET", `/t/acme/inbox?q=${encodeURIComponent(eventId)}`)).text;
+    expect(await card()).toContain("cus_42_jane@example.com");
+    await app.db.$executeRaw`UPDATE webhook_event SET received_at = now() - interval '31 days' WHERE id = ${eventId}`;
+    expect(await pruneWebhookPayloads(app.db)).toBeGreaterThanOrEqual(1);
+
+    const html = await card();
+    expect(html).not.toContain("cus_42_jane@example.com");
+    expect(html).toContain("pruned with the payload");
   });
 
   it("confirms an unmapped event's operation with an outcome the operator chooses; the trace shows the event and its payload", async () => {

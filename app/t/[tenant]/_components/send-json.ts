@@ -1,4 +1,4 @@
-import { mayHaveBeenSaved } from "@/lib/http/may-have-been-saved";
+import { CONSOLE_ANSWER_WITHIN_MS, mayHaveBeenSaved, noAnswer } from "@/lib/http/may-have-been-saved";
 
 // Calls a console route handler and reads its answer: the JSON body on success, or the
 // problem+json's detail and per-field errors[] ({ path, message }) on failure.
@@ -10,14 +10,20 @@ export type Sent<T> = { ok: true; data: T } | { ok: false; status: number; detai
 
 const IN_DOUBT = "It may or may not have been saved: look at what is stored before trying again.";
 
-export async function sendJson<T>(url: string, method: "POST" | "PUT" | "PATCH", body: unknown): Promise<Sent<T>> {
+export async function sendJson<T>(url: string, method: "POST" | "PUT" | "PATCH", body: unknown, options: { withinMs?: number } = {}): Promise<Sent<T>> {
+  const withinMs = options.withinMs ?? CONSOLE_ANSWER_WITHIN_MS;
+  const signal = AbortSignal.timeout(withinMs);
   let res: Response;
+  let parsed: (T & { detail?: string; errors?: { path: string; message: string }[] }) | null;
   try {
-    res = await fetch(url, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-  } catch {
-    return { ok: false, status: 0, detail: "The server could not be reached.", fields: {}, inDoubt: true };
+    res = await fetch(url, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal });
+    parsed = await res.json().catch((error: unknown) => {
+      if (signal.aborted) throw error;
+      return null;
+    });
+  } catch (error) {
+    return { ok: false, status: 0, detail: noAnswer(error, withinMs), fields: {}, inDoubt: true };
   }
-  const parsed = (await res.json().catch(() => null)) as (T & { detail?: string; errors?: { path: string; message: string }[] }) | null;
   if (res.ok && parsed) return { ok: true, data: parsed };
   const fields: FieldErrors = {};
   for (const e of parsed?.errors ?? []) fields[e.path] ??= e.message;

@@ -36,7 +36,7 @@ export default async function ApprovalPage({
   // An id PostgreSQL cannot take names no approval (see isStorableText); asked for, it would be a 500.
   const detail = isStorableText(id) ? await getApprovalDetail({ db: db(), tenantId: tenant.id, approvalId: id }) : null;
   if (!detail) notFound();
-  const { approval: a, tool, duplicates, now } = detail;
+  const { approval: a, tool, duplicates, flag, now } = detail;
   const base = `/t/${tenant.slug}`;
   const open = a.state === "pending" && Date.parse(a.expiresAt) > now;
   const identical = duplicates.filter((d) => d.differences.length === 0);
@@ -71,6 +71,14 @@ export default async function ApprovalPage({
           </div>
         </div>
         <ActionNoticeSlot />
+
+        {flag ? (
+          <div className="notice warn-notice operation-flag" role={open ? "alert" : "note"}>
+            <strong>Flagged:</strong> {flag.reason} <TimeAgo at={flag.at} now={now} />.{" "}
+            {open ? "Approving lets the agent's next claim run the tool: check with the provider first." : null}{" "}
+            <Link href={`${base}/operations/${a.operationId}`}>operation trace</Link>
+          </div>
+        ) : null}
 
         {/* An alert only while someone may still approve; a decided request keeps it as a note. */}
         {duplicates.length > 0 ? (

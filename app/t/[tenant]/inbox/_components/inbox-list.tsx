@@ -85,7 +85,15 @@ export function InboxList({
             <dt>Provider event</dt>
             <dd className="mono">{e.providerEventId}</dd>
             <dt>Correlation value</dt>
-            <dd>{e.correlationValue ? <code>{e.correlationValue}</code> : <span className="muted">none (no string or number at the connection&apos;s path)</span>}</dd>
+            <dd>
+              {e.correlationValue ? (
+                <code>{e.correlationValue}</code>
+              ) : e.payloadPrunedAt ? (
+                <span className="muted">pruned with the payload</span>
+              ) : (
+                <span className="muted">none (no string or number of at most 500 characters at the connection&apos;s path)</span>
+              )}
+            </dd>
             {/* A match stores the outcome the person chose, which may not be the event's own (an unmapped type has none). */}
             <dt>{e.status === "matched" ? "Matched as" : "Outcome it says"}</dt>
             <dd>{e.outcome ?? <span className="muted">none: its type is not in the connection&apos;s outcome map</span>}</dd>
