@@ -115,7 +115,11 @@ export function ResolveDialog(props: {
             : { ...parsed.data, seenAttempts: props.attempts?.[single] },
         ),
       });
-      const answer = (await res.json().catch(() => null)) as Record<string, unknown> | null;
+      // A body the wait ran out on is no answer (the catch below), not an empty one.
+      const answer = (await res.json().catch((error: unknown) => {
+        if ((error as { name?: unknown } | null)?.name === "TimeoutError") throw error;
+        return null;
+      })) as Record<string, unknown> | null;
       // Closed meanwhile: whatever it did, the page behind shows what is stored now.
       if (mine !== submission.current) return router.refresh();
       if (!res.ok) {
