@@ -5,7 +5,7 @@ import { useEffect, useId, useRef, useState, type FormEvent } from "react";
 import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
 import type { ResolveManyResult } from "@/lib/console/resolve-many";
 import { DialogActions } from "@/components/ui/dialog-actions";
-import { CONSOLE_ANSWER_WITHIN_MS, mayHaveBeenSaved, noAnswer } from "@/lib/http/may-have-been-saved";
+import { sendJson } from "@/app/t/[tenant]/_components/send-json";
 
 export type ResolveOutcome =
   | { kind: "single"; operationId: string; state: string }
@@ -105,50 +105,37 @@ export function ResolveDialog(props: {
       const url = bulk
         ? `/api/console/${encodeURIComponent(tenant)}/operations/resolve-bulk`
         : `/api/console/${encodeURIComponent(tenant)}/operations/${encodeURIComponent(single)}/resolve`;
-      const res = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        signal: AbortSignal.timeout(CONSOLE_ANSWER_WITHIN_MS),
-        body: JSON.stringify(
-          bulk
-            ? { ...parsed.data, operationIds, seenAttempts: seenOf(operationIds, props.attempts) }
-            : { ...parsed.data, seenAttempts: props.attempts?.[single] },
-        ),
-      });
-      // A body the wait ran out on is no answer (the catch below), not an empty one.
-      const answer = (await res.json().catch((error: unknown) => {
-        if ((error as { name?: unknown } | null)?.name === "TimeoutError") throw error;
-        return null;
-      })) as Record<string, unknown> | null;
+      const res = await sendJson<Record<string, unknown>>(
+        url,
+        "POST",
+        bulk ? { ...parsed.data, operationIds, seenAttempts: seenOf(operationIds, props.attempts) } : { ...parsed.data, seenAttempts: props.attempts?.[single] },
+      );
       // Closed meanwhile: whatever it did, the page behind shows what is stored now.
       if (mine !== submission.current) return router.refresh();
       if (!res.ok) {
-        const detail = typeof answer?.detail === "string" ? answer.detail : `The server answered ${res.status}.`;
-        const inDoubt = mayHaveBeenSaved(res.status, detail);
         // The form stays open with the server's account of who settled it (the page would
         // otherwise refresh this form away); closing it shows the operation as it now stands.
-        if (res.status === 409 || inDoubt) setOvertaken(true);
+        // No answer at all (status 0): the request may have reached the server before the
+        // connection failed, or while it waited.
+        if (res.status === 409 || res.inDoubt) setOvertaken(true);
         setErrors({
           form:
             res.status === 409
-              ? `${detail} Nothing was recorded from this form; close it to see the operation as it stands.`
-              : inDoubt
-                ? `${detail.replace(/\.?$/, ".")} It may or may not have been recorded: close this form to see the operation as it stands before trying again.`
-                : detail,
+              ? `${res.detail} Nothing was recorded from this form; close it to see the operation as it stands.`
+              : res.status === 0
+                ? `${res.detail} The resolution may or may not have been recorded. Close this form to see the operation as it stands.`
+                : res.inDoubt
+                  ? `${res.detail.replace(/\.?$/, ".")} It may or may not have been recorded: close this form to see the operation as it stands before trying again.`
+                  : res.detail,
         });
         return;
       }
       onResolved(
-        bulk ? { kind: "bulk", result: answer as ResolveManyResult, outcome: parsed.data.outcome } : { kind: "single", operationId: single, state: String(answer?.state) },
+        bulk
+          ? { kind: "bulk", result: res.data as unknown as ResolveManyResult, outcome: parsed.data.outcome }
+          : { kind: "single", operationId: single, state: String(res.data.state) },
       );
       close();
-    } catch (error) {
-      if (mine !== submission.current) return router.refresh();
-      // The request may have reached the server before the connection failed (or while it waited).
-      setOvertaken(true);
-      setErrors({
-        form: `${noAnswer(error, CONSOLE_ANSWER_WITHIN_MS)} The resolution may or may not have been recorded. Close this form to see the operation as it stands.`,
-      });
     } finally {
       if (mine === submission.current) setBusy(false);
     }
