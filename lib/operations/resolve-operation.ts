@@ -37,5 +37,12 @@ export async function resolveOperation(options: {
       { extras: { operationId: r.op.operationId, state: r.op.state, attempts: r.op.attempts } },
     );
   }
+  if (r.code === "attempts-exhausted" && r.op) {
+    throw new ProblemError(
+      "invalid-state",
+      `This operation has run ${r.op.attempts} attempts, the most one may run, so it cannot be retried: resolve it as succeeded or failed.`,
+      { extras: { operationId: r.op.operationId, state: r.op.state, attempts: r.op.attempts } },
+    );
+  }
   return throwOperationProblem(r.code, r.op);
 }

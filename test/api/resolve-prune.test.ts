@@ -157,6 +157,26 @@ describe("resolve: an operator settles an unknown outcome", () => {
     ]);
   });
 
+  // An operation runs at most 1,000 attempts (the operation_attempts_range CHECK). A retry past
+  // that raised the CHECK's violation: a 500 for the operator's form.
+  it("a retry of an operation that has run its 1,000 attempts is refused with 409, nothing changes, and it can still be settled", async () => {
+    const op = await unknownOperation();
+    await app.db.$executeRaw`UPDATE operation SET attempt_count = 1000, max_attempts = 1000 WHERE id = ${op.operationId}`;
+    const before = await operation(op.operationId);
+    const audits = (await auditOf(op.operationId)).length;
+
+    const res = await resolve(op.operationId, { outcome: "retry", reason: "try once more" });
+
+    expectProblem(res, 409, "invalid-state");
+    expect(res.body.detail).toContain("1000 attempts");
+    expect(res.body).toMatchObject({ operationId: op.operationId, state: "unknown", attempts: 1000 });
+    expect(await operation(op.operationId)).toEqual(before);
+    expect(await auditOf(op.operationId)).toHaveLength(audits);
+
+    const settled = await resolve(op.operationId, { outcome: "failed", reason: "nothing at the provider" });
+    expect([settled.status, settled.body.state], settled.text).toEqual([200, "failed"]);
+  });
+
   // Protocol review, 2026-12-01: the result of the report that made the outcome unknown (a
   // timeout's 504) stayed as the operation's result, and every replay then told the agent the
   // operation succeeded, or failed, with that 504.
