@@ -583,6 +583,35 @@ describe("what else names an operation", () => {
     expect((await operation(op.operationId)).state).toBe("succeeded");
   });
 
+  // The same two reports in the other order (the agent's succeeded, then the provider's failed
+  // about one effect) contradict the settled operation and flag it; in this order the success
+  // was applied without a word (left in the 2026-12-01 evening closing note).
+  it("the agent's succeeded after a provider said one of its side effects failed is applied and flagged; a call the agent itself recorded failed is not", async () => {
+    const op = await claimNew();
+    const ticket = await putEffect(op, "create-ticket", "sent");
+    await putEffect(op, "notify-owner", "sent");
+    const res = await send("ticket.rejected", ticket.body.downstreamKey);
+    expect(res.body.status).toBe("matched");
+    expect((await operation(op.operationId)).state).toBe("processing");
+
+    const done = await complete(op, "succeeded");
+
+    expect([done.status, done.body.state], done.text).toEqual([200, "succeeded"]);
+    const stored = await operation(op.operationId);
+    expect(stored.flaggedAt).not.toBeNull();
+    const says = `webhook ${res.body.eventId} (ticket.rejected) says side effect create-ticket failed`;
+    expect(stored.flagReason).toBe(`attempt 1 reported succeeded, but ${says}`);
+    expect(await audits(op.operationId, "operation.completed")).toMatchObject([
+      { after: { state: "succeeded" }, reason: `the agent reported succeeded, but ${says}: flagged for an operator` },
+    ]);
+
+    const own = await claimNew();
+    expect((await putEffect(own, "create-ticket", "failed")).status).toBe(200);
+    await putEffect(own, "notify-owner", "sent");
+    expect((await complete(own, "succeeded")).status).toBe(200);
+    expect(await operation(own.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null, flagReason: null });
+  });
+
   it("against a settled operation an effect's event is judged like any other, however many effects it has: success under a failure is contradicting", async () => {
     const op = await claimNew();
     const ticket = await putEffect(op, "create-ticket", "intended");
