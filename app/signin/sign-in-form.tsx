@@ -4,7 +4,7 @@ import { signIn } from "next-auth/react";
 import { useRouter, useSearchParams } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { safeCallbackUrl } from "@/lib/console/safe-callback-url";
-import { SIGN_IN_LOCKED } from "@/lib/auth/sign-in-lock-code";
+import { SIGN_IN_LOCKED, SIGN_IN_UNAVAILABLE } from "@/lib/auth/sign-in-lock-code";
 
 export function SignInForm({ sso }: { sso: string | null }) {
   const router = useRouter();
@@ -23,7 +23,9 @@ export function SignInForm({ sso }: { sso: string | null }) {
       setError(
         result?.error === SIGN_IN_LOCKED
           ? "Too many failed sign-ins for this email. Wait a few minutes, then try again."
-          : "Wrong email or password.",
+          : result?.error === SIGN_IN_UNAVAILABLE
+            ? "Sign-in is unavailable right now. Try again in a moment."
+            : "Wrong email or password.",
       );
       return;
     }

@@ -9,6 +9,8 @@ import { logDigest } from "@/lib/crypto/digest";
 import { verifiedOidcEmail } from "@/lib/auth/verified-oidc-email";
 import { endSession, newSessionId, sessionEndsAt } from "@/lib/auth/ended-sessions";
 import { clearSignInFailures, SIGN_IN_LOCKED, takeSignInTry } from "@/lib/auth/sign-in-throttle";
+import { SIGN_IN_UNAVAILABLE } from "@/lib/auth/sign-in-lock-code";
+import { unstorableText } from "@/lib/http/json-limits";
 
 let cached: AuthOptions | undefined;
 
@@ -28,24 +30,15 @@ export function authOptions(): AuthOptions {
       name: "Email and password",
       credentials: { email: { label: "Email", type: "email" }, password: { label: "Password", type: "password" } },
       async authorize(credentials) {
-        const email = String(credentials?.email ?? "").trim().toLowerCase();
-        const password = String(credentials?.password ?? "");
-        // Guessing is bounded per email (lib/auth/sign-in-throttle.ts); next-auth hands the
-        // thrown message to the form as the error's code.
-        const tried = await takeSignInTry(db(), email);
-        if (!tried.allowed) {
-          log().warn({ emailDigest: logDigest(email), lockedFor: tried.lockedForSeconds }, "console sign-in refused: too many failures");
-          throw new Error(SIGN_IN_LOCKED);
+        try {
+          return await checkCredentials(credentials);
+        } catch (error) {
+          if (error instanceof Error && error.message === SIGN_IN_LOCKED) throw error;
+          // next-auth hands a thrown error's message to the browser in the URL: a database
+          // error's text (server paths, the bundled code around the call) is only logged, by name.
+          log().error({ err: { name: error instanceof Error ? error.name : typeof error, code: (error as { code?: unknown })?.code } }, "console sign-in failed");
+          throw new Error(SIGN_IN_UNAVAILABLE);
         }
-        const user = email ? await db().user.findUnique({ where: { email } }) : null;
-        // Always run scrypt, so an unknown email takes as long as a wrong password.
-        const ok = await verifyPassword(password, user?.passwordHash ?? UNUSABLE_HASH);
-        if (!user || !ok || user.disabledAt) {
-          log().warn({ emailDigest: logDigest(email), failures: tried.failures, lockedFor: tried.lockedForSeconds }, "console sign-in refused");
-          return null;
-        }
-        await clearSignInFailures(db(), email);
-        return { id: user.id, email: user.email, name: user.name, sessionGeneration: user.sessionGeneration };
       },
     }),
   ];
@@ -118,4 +111,26 @@ export function authOptions(): AuthOptions {
     },
   };
   return cached;
+}
+
+async function checkCredentials(credentials: Record<string, string> | undefined) {
+  const email = String(credentials?.email ?? "").trim().toLowerCase();
+  const password = String(credentials?.password ?? "");
+  // Guessing is bounded per email (lib/auth/sign-in-throttle.ts); next-auth hands the
+  // thrown message to the form as the error's code.
+  const tried = await takeSignInTry(db(), email);
+  if (!tried.allowed) {
+    log().warn({ emailDigest: logDigest(email), lockedFor: tried.lockedForSeconds }, "console sign-in refused: too many failures");
+    throw new Error(SIGN_IN_LOCKED);
+  }
+  // An email PostgreSQL cannot hold (U+0000, half a surrogate pair) belongs to no one.
+  const user = email && !unstorableText.test(email) ? await db().user.findUnique({ where: { email } }) : null;
+  // Always run scrypt, so an unknown email takes as long as a wrong password.
+  const ok = await verifyPassword(password, user?.passwordHash ?? UNUSABLE_HASH);
+  if (!user || !ok || user.disabledAt) {
+    log().warn({ emailDigest: logDigest(email), failures: tried.failures, lockedFor: tried.lockedForSeconds }, "console sign-in refused");
+    return null;
+  }
+  await clearSignInFailures(db(), email);
+  return { id: user.id, email: user.email, name: user.name, sessionGeneration: user.sessionGeneration };
 }

@@ -77,7 +77,8 @@ async function resolveOne(
       input: options.input,
       actor: options.actor,
       via: "operator",
-      seenAttempts: options.seenAttempts?.[operationId],
+      // Own keys only: an id such as "__proto__" read Object.prototype off the map (a 500 from the SQL).
+      seenAttempts: options.seenAttempts && Object.hasOwn(options.seenAttempts, operationId) ? options.seenAttempts[operationId] : undefined,
     });
     return { operationId, status: "resolved", state: view.state };
   } catch (error) {

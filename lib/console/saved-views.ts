@@ -60,9 +60,12 @@ export async function saveView(options: { db: Db; tenantId: string; user: Actor;
 // Only the owner deletes a view; anyone else's id is "not found", as if it did not exist.
 export async function deleteSavedView(options: { db: Db; tenantId: string; user: Actor; id: string }): Promise<void> {
   await options.db.$transaction(async (tx) => {
-    const view = await tx.savedView.findFirst({ where: { id: options.id, tenantId: options.tenantId, userId: options.user.id } });
+    // One DELETE … RETURNING: of two deletes at once (a double click), the second finds nothing
+    // and says so (it read the row, then failed to delete it: a 500).
+    const [view] = await tx.$queryRaw<{ id: string; name: string; query: string }[]>`
+      DELETE FROM saved_view WHERE id = ${options.id} AND tenant_id = ${options.tenantId} AND user_id = ${options.user.id}
+      RETURNING id, name, query`;
     if (!view) throw new ProblemError("not-found", "No such saved view.");
-    await tx.savedView.delete({ where: { id: view.id } });
     await recordAudit(tx, {
       tenantId: options.tenantId,
       actor: `user:${options.user.email}`,

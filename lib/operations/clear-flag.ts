@@ -1,12 +1,14 @@
 import { z } from "zod";
 import type { Db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
+import { isStorableDate } from "@/lib/db/storable-date";
 
 // What an operator sends to take a flag down: the flag they read (its time) and why it needs
 // no more attention (what they checked). Both required: the audit log keeps the reason.
 export const clearFlagSchema = z
   .object({
-    flaggedAt: z.iso.datetime(),
+    // zod takes year 0000, which PostgreSQL has not (a 500 from the cast below).
+    flaggedAt: z.iso.datetime().refine((at) => isStorableDate(new Date(at)), "Not a time any flag was raised at."),
     reason: z.string().trim().min(1, "A reason is required: say what you checked.").max(2000),
   })
   .strict();

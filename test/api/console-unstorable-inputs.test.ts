@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createConsoleUser } from "../support/browser";
-import { signInConsole, type ConsoleClient } from "../support/console-session";
+import { signInConsole, trySignIn, type ConsoleClient } from "../support/console-session";
 import { seedTenant, startTestApp, type TestApp } from "../support/test-app";
 
 // Hand-edited console URLs whose values the URL parsers accepted but PostgreSQL cannot take:
@@ -114,6 +114,57 @@ describe("console URL values PostgreSQL cannot store", () => {
     for (const [method, path, body] of changes) {
       const res = await admin.request(method, path, { body });
       expect(res.status, `${method} ${path}: ${res.text.slice(0, 300)}`).toBe(404);
+    }
+  });
+});
+
+// A fuzz review of every route (2026-12-01, night) found these answered 500, or leaked the
+// server's internals into a sign-in error.
+describe("console inputs that were 500s", () => {
+  it("refuses a flag time in year 0000 (zod takes it, PostgreSQL has no such year) with a 400", async () => {
+    for (const flaggedAt of ["0000-01-01T00:00:00Z", "0000-12-31T23:59:59Z"]) {
+      const res = await admin.post("/api/console/acme/operations/op_nope/clear-flag", { flaggedAt, reason: "checked" });
+      expect([res.status, res.body?.code], res.text).toEqual([400, "invalid-request"]);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+    }
+  });
+
+  it("answers an operation id such as __proto__ in a bulk resolve as not found", async () => {
+    const res = await admin.post("/api/console/acme/operations/resolve-bulk", {
+      operationIds: ["__proto__", "constructor"],
+      outcome: "failed",
+      reason: "checked the provider",
+      seenAttempts: {},
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.results.map((r: { status: string }) => r.status)).toEqual(["not-found", "not-found"]);
+  });
+
+  it("deletes a saved view once when the delete is sent many times at once: one 204, the rest 404", async () => {
+    for (let round = 0; round < 5; round++) {
+      const saved = await admin.post("/api/console/acme/saved-views", { name: `double click ${round}`, query: "?state=unknown" });
+      expect(saved.status, saved.text).toBe(201);
+      const answers = await Promise.all(Array.from({ length: 8 }, () => admin.request("DELETE", `/api/console/acme/saved-views/${saved.body.view.id}`)));
+      expect(answers.map((a) => a.status).sort(), answers.map((a) => a.text).join("\n")).toEqual([204, 404, 404, 404, 404, 404, 404, 404]);
+      expect(answers.filter((a) => a.status === 404).every((a) => a.body?.code === "not-found")).toBe(true);
+      expect(await app.db.auditEvent.count({ where: { targetId: saved.body.view.id, action: "saved-view.deleted" } })).toBe(1);
+    }
+  });
+
+  it("answers a next-auth POST whose JSON body does not parse, or is no object, with a 400", async () => {
+    for (const path of ["/api/auth/session", "/api/auth/callback/credentials", "/api/auth/signout", "/api/auth/_log"]) {
+      for (const rawBody of ["not json", "{", "[]", "null"]) {
+        const res = await admin.request("POST", path, { rawBody, headers: { "content-type": "application/json" } });
+        expect([res.status, res.body?.code], `${path} ${rawBody}: ${res.text.slice(0, 200)}`).toEqual([400, "invalid-request"]);
+        expect(res.headers.get("content-type")).toBe("application/problem+json");
+      }
+    }
+  });
+
+  it("refuses a sign-in whose email holds U+0000 as any unknown email, without the database's error in the answer", async () => {
+    for (const email of [`a${NUL}b@example.test`, "a\ud800@example.test"]) {
+      const tried = await trySignIn(app.baseUrl, email, "x");
+      expect(tried).toEqual({ signedIn: false, error: "CredentialsSignin" });
     }
   });
 });

@@ -73,6 +73,32 @@ describe("the console while the database cannot be reached", () => {
     await context.close();
   });
 
+  // next-auth hands an error thrown while checking the password to the browser in the URL: it
+  // carried Prisma's message (server paths, the bundled code around the call) and the form said
+  // "Wrong email or password".
+  it("signing in says sign-in is unavailable, and the answer carries none of the database's error", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.baseUrl}/signin`);
+    await databaseDown();
+    try {
+      const answer = page.waitForResponse((res) => res.url().includes("/api/auth/callback/credentials"));
+      await page.getByLabel("Email").fill(operator.email);
+      await page.getByLabel("Password").fill(operator.password);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      const body = await (await answer).text();
+      expect(body).toContain("error=SignInUnavailable");
+      expect(body).not.toMatch(/prisma|invocation|\.js/i);
+      await expect.poll(() => alert(page).textContent(), { timeout: 20_000 }).toBe("Sign-in is unavailable right now. Try again in a moment.");
+      await screenshot(page, "database-down-sign-in");
+    } finally {
+      await databaseBack();
+    }
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname.startsWith("/t/"), { timeout: 20_000 });
+    await context.close();
+  });
+
   it("a console load whose shell fails gets the same page, and Try again brings the whole console", async () => {
     const context = await browser.newContext();
     const page = await signIn(context, server.baseUrl, operator);
