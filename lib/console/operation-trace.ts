@@ -68,6 +68,9 @@ export type OperationTrace = {
   timeline: TraceEntry[];
   leaseExpired: boolean;
   resolvable: boolean;
+  // The lease expired and the next claim of the key takes over as a new attempt (takeover
+  // "deduplicated", attempts left), rather than making the outcome unknown: what the page advises.
+  nextClaimTakesOver: boolean;
   // Who made the latest resolution, readable ("demo-admin (key tgk_…)", not "api-key:key_…").
   resolvedBy: TraceActor | null;
   now: number;
@@ -123,12 +126,16 @@ export async function getOperationTrace(options: TraceQuery & { now?: Date }): P
   entries.push(...ctx.takeAudits(() => true).map(auditEntry));
   entries.sort((a, b) => a.at.localeCompare(b.at) || a.rank - b.rank || a.key.localeCompare(b.key));
   const leaseExpired = op.state === "processing" && op.leaseExpiresAt !== null && op.leaseExpiresAt <= now;
+  const takeover = leaseExpired && op.attemptCount < op.maxAttempts
+    ? (await options.db.tool.findUnique({ where: { tenantId_name: { tenantId: options.tenantId, name: op.tool } }, select: { takeover: true } }))?.takeover
+    : undefined;
   const by = (op.resolution as { by?: unknown } | null)?.by;
   return {
     operation: summarize(op),
     timeline: entries,
     leaseExpired,
     resolvable: op.state === "unknown" || leaseExpired,
+    nextClaimTakesOver: takeover === "deduplicated",
     resolvedBy: typeof by === "string" ? ctx.actor(by) : null,
     now: now.getTime(),
   };

@@ -115,3 +115,26 @@ describe("flagged operations in the console", () => {
     expect(await auditCount()).toBe(audited);
   });
 });
+
+// Console review, 2026-12-01 night: the trace of a processing operation whose lease expired told
+// the operator that retries get 409 outcome-unknown, while its tool (takeover "deduplicated")
+// let the next claim take over as a new attempt.
+describe("an operation whose lease expired, on its trace page", () => {
+  it.each([
+    { takeover: "deduplicated", says: "takes over as attempt 2 with the same key", not: "409 outcome-unknown" },
+    { takeover: "never", says: "agents retrying it get <code>409 outcome-unknown</code>", not: "takes over" },
+  ])("with takeover $takeover says what the next claim does", async ({ takeover, says, not }) => {
+    const tool = `tickets.lease-${takeover}`;
+    const put = await call(app.baseUrl, "PUT", `/api/v1/tools/${tool}`, { key: acme.admin, body: { policy: { takeover, leaseSeconds: 1, maxAttempts: 3 } } });
+    expect([200, 201], put.text).toContain(put.status);
+    const claimed = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool, args: { title: "stalled" } });
+    expect(claimed.status, claimed.text).toBe(201);
+    await app.db.$executeRaw`UPDATE operation SET lease_expires_at = now() - interval '1 minute' WHERE id = ${claimed.body.operationId}`;
+
+    const html = (await operator.request("GET", `/t/acme/operations/${claimed.body.operationId}`)).text;
+
+    expect(html).toContain("Lease expired without a report.");
+    expect(html.replace(/<!-- -->/g, "")).toContain(says);
+    expect(html).not.toContain(not);
+  });
+});

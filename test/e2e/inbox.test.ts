@@ -121,6 +121,27 @@ describe("the webhook inbox (operator)", () => {
     await context.close();
   });
 
+  // Console review, 2026-12-01 night: the dialog said only "One field needs a change" (it has no
+  // field for the server to mark), and focus fell to the page's body when its button was disabled.
+  it("a match to an operation id that does not exist says so, with focus on what it says", async () => {
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, operator);
+    await openInbox(page);
+    await card(page, strayEvent).getByRole("button", { name: "Match to an operation id…" }).click();
+    const dialog = page.getByRole("dialog", { name: "Match webhook event" });
+    await dialog.getByLabel("Operation id").fill("op_from_the_staging_system");
+    await dialog.getByRole("radio", { name: /^Succeeded/ }).check();
+    await dialog.getByRole("button", { name: "Match", exact: true }).click();
+
+    const alert = dialog.locator(".error[role=alert]");
+    await expect.poll(() => alert.textContent(), { timeout: 15_000 }).toContain("No operation with this id exists in this tenant.");
+    expect(await alert.textContent()).toContain("Nothing was changed.");
+    expect(await page.evaluate(() => document.activeElement?.classList.contains("error"))).toBe(true);
+    await screenshot(page, "inbox-match-refused");
+    expect((await app.db.webhookEvent.findUniqueOrThrow({ where: { id: strayEvent } })).status).toBe("unmatched");
+    await context.close();
+  });
+
   it("ignores an event only with a reason", async () => {
     const context = await newContext();
     const page = await signIn(context, app.baseUrl, operator);

@@ -71,7 +71,14 @@ describe("event subscriptions (admin)", () => {
     secret = await page.locator("input.secret-value").inputValue();
     expect(secret).toMatch(/^whsec_/);
     await screenshot(page, "subscription-secret");
+    // Focus starts on Copy, not on ×, and Escape does not close it: one key press lost the secret
+    // for good (console review, 2026-12-01 night). Only the button that says it was stored does.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Copy");
+    await page.keyboard.press("Escape");
+    expect(await page.getByRole("heading", { name: "Copy the signing secret now" }).isVisible()).toBe(true);
     await page.getByRole("button", { name: "I have stored it" }).click();
+    // Focus is back on the button that began it, not on the page's <body>.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("New subscription");
     await page.locator("#subscription-ops-feed").waitFor();
     expect(await page.locator("#subscription-ops-feed").textContent()).toContain("operation.succeeded");
 

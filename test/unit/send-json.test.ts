@@ -45,6 +45,17 @@ describe("sendJson and problemLine", () => {
     expect(problemLine(res, "Nothing was changed.")).toContain(line);
   });
 
+  // The inbox's match dialog has no field for the operation id the server refused: the line said
+  // "One field needs a change" with nothing marked, and the server's reason was lost.
+  it("points at the fields when the form shows every one refused, and says the server's detail when it does not", () => {
+    const res = { detail: "operationId: No such operation in this tenant", fields: { operationId: "No such operation in this tenant" }, inDoubt: false };
+    expect(problemLine(res, "Nothing was changed.")).toBe("operationId: No such operation in this tenant. Nothing was changed.");
+    expect(problemLine(res, "Nothing was changed.", ["operationId"])).toBe("One field needs a change. Nothing was changed.");
+    const two = { ...res, fields: { ...res.fields, reason: "Required" } };
+    expect(problemLine(two, "Nothing was changed.", ["reason"])).toBe("operationId: No such operation in this tenant. Nothing was changed.");
+    expect(problemLine(two, "Nothing was changed.", ["reason", "operationId"])).toBe("2 fields need a change. Nothing was changed.");
+  });
+
   it("a connection that fails before an answer is in doubt: the request may have reached the server", async () => {
     const res = await sendJson(`${base.replace(/:\d+$/, ":1")}/x`, "POST", {});
     if (res.ok) throw new Error("expected a failure");

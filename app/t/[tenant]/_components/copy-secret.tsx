@@ -19,7 +19,7 @@ export function CopySecret({ label, value }: { label: string; value: string }) {
         {label}
         <span className="row">
           <input ref={input} className="mono secret-value" readOnly value={value} onFocus={(e) => e.currentTarget.select()} spellCheck={false} />
-          <button type="button" className="primary" onClick={copy}>
+          <button type="button" className="primary" onClick={copy} data-autofocus>
             Copy
           </button>
         </span>

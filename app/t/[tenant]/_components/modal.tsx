@@ -8,7 +8,13 @@ import { useEffect, useRef, type ReactNode } from "react";
 //
 // While `busy` (its form's request is on its way) neither Escape nor × closes it: the answer must
 // land where the person can read it. A refusal would go unseen, and a created key's or user's
-// one-time secret would be lost with the closed dialog.
+// one-time secret would be lost with the closed dialog. A dialog showing such a secret is not
+// closed by Escape at all (`escapeCloses={false}`): one key press lost it for good.
+//
+// Focus is never left on the page's <body> (a screen reader or keyboard user would have to start
+// over from the top): when the request ends, a dialog whose focused button was disabled meanwhile
+// focuses its error, if any, else its first field; when it closes and its opener has gone (a
+// revoked key's row), the page's main content takes focus.
 export function Modal({
   title,
   description,
@@ -16,6 +22,7 @@ export function Modal({
   children,
   wide = false,
   busy = false,
+  escapeCloses = true,
 }: {
   title: string;
   description?: ReactNode;
@@ -23,8 +30,19 @@ export function Modal({
   children: ReactNode;
   wide?: boolean;
   busy?: boolean;
+  escapeCloses?: boolean;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const wasBusy = useRef(false);
+  useEffect(() => {
+    const dialog = ref.current;
+    const ended = wasBusy.current && !busy;
+    wasBusy.current = busy;
+    if (!ended || !dialog?.open || dialog.contains(document.activeElement)) return;
+    const target = dialog.querySelector<HTMLElement>("[role=alert], .error") ?? dialog.querySelector<HTMLElement>("[data-autofocus], input:not([disabled]), select, textarea");
+    if (target && !target.matches("input, select, textarea, button, [tabindex]")) target.tabIndex = -1;
+    target?.focus();
+  }, [busy]);
   useEffect(() => {
     const dialog = ref.current;
     const opener = document.activeElement instanceof HTMLElement ? document.activeElement : null;
@@ -34,7 +52,8 @@ export function Modal({
     dialog?.querySelector<HTMLElement>("[data-autofocus]")?.focus();
     return () => {
       dialog?.close();
-      if (opener?.isConnected) opener.focus();
+      if (opener?.isConnected && opener !== document.body) opener.focus();
+      else focusMain();
     };
   }, []);
   return (
@@ -44,7 +63,7 @@ export function Modal({
       aria-labelledby="console-dialog-title"
       onCancel={(e) => {
         e.preventDefault();
-        if (!busy) onClose();
+        if (!busy && escapeCloses) onClose();
       }}
     >
       <div className="dialog-head">
@@ -57,4 +76,11 @@ export function Modal({
       {children}
     </dialog>
   );
+}
+
+function focusMain(): void {
+  const main = document.querySelector<HTMLElement>("main");
+  if (!main) return;
+  if (!main.hasAttribute("tabindex")) main.tabIndex = -1;
+  main.focus({ preventScroll: true });
 }

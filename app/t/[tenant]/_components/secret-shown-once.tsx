@@ -6,10 +6,11 @@ import { Modal } from "./modal";
 
 // The dialog after creating something whose secret Tollgate will never show again (an API key,
 // a subscription's signing secret, a generated password): why it is shown only now, the secret
-// with a Copy button, how it is used, and one button to close.
+// with a Copy button (focused first, not ×), how it is used, and one button to close. Escape does
+// not close it: the secret would be lost with one key press.
 export function SecretShownOnce(props: { title: string; warning: ReactNode; label: string; value: string; hint?: ReactNode; doneLabel: string; onClose: () => void }) {
   return (
-    <Modal title={props.title} onClose={props.onClose}>
+    <Modal title={props.title} onClose={props.onClose} escapeCloses={false}>
       <div className="stack">
         <div className="notice warn-notice" role="alert">
           {props.warning}

@@ -32,11 +32,15 @@ export async function sendJson<T>(url: string, method: "POST" | "PUT" | "PATCH",
   return { ok: false, status: res.status, detail: res.status === 401 ? "Your session has ended. Sign in again." : detail, fields, inDoubt };
 }
 
-// The line above a form after a refused change: the field messages speak for themselves, so
-// only point at them; otherwise the server's detail. `outcome` says what did not happen, unless
-// the change may have happened after all (inDoubt).
-export function problemLine(res: { detail: string; fields: FieldErrors; inDoubt: boolean }, outcome: string): string {
-  const n = Object.keys(res.fields).length;
-  if (n) return `${n === 1 ? "One field needs" : `${n} fields need`} a change. ${outcome}`;
+// The line above a form after a refused change: when every field message shows at its field
+// (`shown`: the paths the form has fields for), they speak for themselves, so only point at them;
+// otherwise the server's detail (a field the form does not show, such as the operation id a
+// match names, was reported as "One field needs a change" with nothing marked). `outcome` says
+// what did not happen, unless the change may have happened after all (inDoubt).
+export function problemLine(res: { detail: string; fields: FieldErrors; inDoubt: boolean }, outcome: string, shown: readonly string[] = []): string {
+  const paths = Object.keys(res.fields);
+  if (paths.length && paths.every((p) => shown.includes(p))) {
+    return `${paths.length === 1 ? "One field needs" : `${paths.length} fields need`} a change. ${outcome}`;
+  }
   return `${res.detail.replace(/\.?$/, ".")} ${res.inDoubt ? IN_DOUBT : outcome}`;
 }

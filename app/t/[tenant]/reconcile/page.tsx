@@ -40,7 +40,7 @@ export default async function ReconcilePage({ params, searchParams }: { params: 
         actions={<AutoRefresh page="reconcile" />}
         description={
           total
-            ? `${count(total)} operation${total === 1 ? "" : "s"} whose outcome nobody knows, oldest first. Agents retrying them get 409 outcome-unknown until someone resolves them.`
+            ? `${count(total)} operation${total === 1 ? "" : "s"} whose outcome nobody knows, oldest first. Agents retrying an unknown one get 409 outcome-unknown until someone resolves it; a lease that expired is taken over by the next claim only where its tool allows a takeover.`
             : "Operations whose outcome nobody knows wait here for a person."
         }
       />

@@ -42,7 +42,7 @@ function CreateKeyDialog({ tenant, tools, onClose }: { tenant: string; tools: st
     setBusy(false);
     if (!res.ok) {
       setFields(res.fields);
-      setProblem(problemLine(res, "No key was created."));
+      setProblem(problemLine(res, "No key was created.", ["principal", "role", "tools"]));
       return;
     }
     setCreated(res.data);

@@ -24,7 +24,7 @@ export function RevokeKeyButton({ tenant, id, prefix, principal, role }: { tenan
     setBusy(false);
     if (!res.ok) {
       setFields(res.fields);
-      setProblem(problemLine(res, "The key was not revoked."));
+      setProblem(problemLine(res, "The key was not revoked.", ["reason"]));
       return;
     }
     setOpen(false);

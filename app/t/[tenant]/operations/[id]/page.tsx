@@ -60,7 +60,16 @@ export default async function OperationTracePage({ params }: { params: Promise<{
         {trace.resolvable ? (
           <div className="notice warn-notice" role="note">
             <strong>{op.state === "unknown" ? "Outcome unknown." : "Lease expired without a report."}</strong>{" "}
-            Nobody knows whether this call took effect; agents retrying it get <code>409 outcome-unknown</code> until it is resolved.{" "}
+            {trace.nextClaimTakesOver ? (
+              <>
+                Nobody knows yet whether this call took effect. Its tool allows a takeover (its provider dedupes on the downstream key), so an agent retrying it
+                takes over as attempt {op.attempts + 1} with the same key.{" "}
+              </>
+            ) : (
+              <>
+                Nobody knows whether this call took effect; agents retrying it get <code>409 outcome-unknown</code> until it is resolved.{" "}
+              </>
+            )}
             {mayResolve ? "Check the provider, then resolve it." : "An operator or an admin can resolve it."}
           </div>
         ) : null}
@@ -70,7 +79,14 @@ export default async function OperationTracePage({ params }: { params: Promise<{
               <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")} Check
               the provider; the stored outcome was not changed.
             </span>
-            {mayResolve ? <ClearFlagButton tenant={tenant.slug} operationId={op.id} flaggedAt={op.flaggedAt} flagReason={op.flagReason} actor={`user:${user.email}`} /> : null}
+            {mayResolve ? <ClearFlagButton
+                tenant={tenant.slug}
+                operationId={op.id}
+                flaggedAt={op.flaggedAt}
+                flagReason={op.flagReason}
+                actor={`user:${user.email}`}
+                resolvable={trace.resolvable}
+              /> : null}
           </div>
         ) : null}
 

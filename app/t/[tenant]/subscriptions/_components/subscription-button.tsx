@@ -60,7 +60,7 @@ function SubscriptionDialog({ tenant, eventTypes, existing, onClose }: { tenant:
     setBusy(false);
     if (!res.ok) {
       setFields(res.fields);
-      setProblem(problemLine(res, existing ? "Nothing was changed." : "No subscription was created."));
+      setProblem(problemLine(res, existing ? "Nothing was changed." : "No subscription was created.", ["name", "url", "events"]));
       return;
     }
     router.refresh();

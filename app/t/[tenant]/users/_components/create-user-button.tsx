@@ -41,7 +41,7 @@ function CreateUserDialog({ tenant, onClose }: { tenant: string; onClose: () => 
     setBusy(false);
     if (!res.ok) {
       setFields(res.fields);
-      setProblem(problemLine(res, "No user was added."));
+      setProblem(problemLine(res, "No user was added.", ["email", "name", "role", "password"]));
       return;
     }
     router.refresh();

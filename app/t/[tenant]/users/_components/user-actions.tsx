@@ -58,7 +58,7 @@ function ConfirmChange({ tenant, user, change, onClose }: { tenant: string; user
     setBusy(false);
     if (!res.ok) {
       setFields(res.fields);
-      setProblem(problemLine(res, "Nothing was changed."));
+      setProblem(problemLine(res, "Nothing was changed.", ["reason"]));
       return;
     }
     onClose();
