@@ -257,9 +257,13 @@ const attemptsSource = defineSource({
         }),
       ];
       if (a.endedAt) {
+        // Not a change a provider's webhook made (its audit names the event): that has an entry
+        // of its own, at the event (webhook-trace-source.ts). Filed here, a webhook that made an
+        // operation waiting to retry unknown read as part of the attempt's failure, minutes before.
         const ended = ctx.takeAudits(
           (e) =>
             attemptNumber(e.before) === a.number &&
+            (e.after as { eventId?: unknown } | null)?.eventId === undefined &&
             ["operation.completed", "operation.retry_scheduled", "operation.unknown", "operation.complete_agreed", "operation.attempt_lease_expired"].includes(e.action),
         );
         const how = attemptEndTitles[a.outcome ?? ""] ?? { title: "ended", tone: "info" as const };

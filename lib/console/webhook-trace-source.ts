@@ -67,13 +67,16 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       // Flagged (or, said succeeded of an approved one, made unknown) by ingest because nothing of
       // the operation had run: its audit says so with the attempts it had, none.
       const notRun = own.find((a) => (a.before as { attempts?: unknown } | null)?.attempts === 0)?.action ?? null;
+      // Said succeeded of an operation waiting to retry: its outcome became unknown.
+      const madeUnknown = own.find((a) => a.action === "operation.unknown");
+      const failedAttempt = attemptNumberOf(madeUnknown?.before);
       return {
         key: `webhook-${e.id}`,
         at: e.receivedAt.toISOString(),
         kind: "webhook",
         tone: tones[e.status] ?? "info",
         rank: 4,
-        title: title(e, { settledIt, decider, effects: effects ?? null, notRun, state: ctx.op.state }),
+        title: title(e, { settledIt, decider, effects: effects ?? null, notRun, failedAttempt, state: ctx.op.state }),
         actor: { id: `webhook:${e.id}`, label: `${e.connectionName} webhook` },
         fields: [
           ...field("Webhook event", e.id, "mono"),
@@ -108,7 +111,15 @@ function providerOutcome(audits: TraceAudit[]): string | null {
   return typeof before?.outcome === "string" ? before.outcome : null;
 }
 
-function title(e: EventRow, how: { settledIt: boolean; decider: string | null; effects: string | null; notRun: string | null; state: string }): string {
+function attemptNumberOf(before: unknown): number | null {
+  const n = (before as { attempt?: unknown } | null | undefined)?.attempt;
+  return typeof n === "number" ? n : null;
+}
+
+function title(
+  e: EventRow,
+  how: { settledIt: boolean; decider: string | null; effects: string | null; notRun: string | null; failedAttempt: number | null; state: string },
+): string {
   const what = `Webhook ${e.eventType || "(no type)"} from ${e.connectionName}`;
   switch (e.status) {
     case "matched":
@@ -122,6 +133,9 @@ function title(e: EventRow, how: { settledIt: boolean; decider: string | null; e
     case "contradicting":
       if (how.notRun === "operation.unknown") return `${what} says ${e.outcome}, but the operation had not run yet: its outcome became unknown (flagged)`;
       if (how.notRun) return `${what} says ${e.outcome}, but the operation had not run yet (flagged, not applied)`;
+      if (how.failedAttempt !== null) {
+        return `${what} says ${e.outcome}, but attempt ${how.failedAttempt} had reported failed (retryable): its outcome became unknown, no retry runs (flagged)`;
+      }
       if (how.effects) return `${what} says ${e.outcome}, but side effects may have happened (flagged, not applied)`;
       return `${what} says ${e.outcome}: contradicts the recorded outcome (flagged, not applied)`;
     case "unmapped":

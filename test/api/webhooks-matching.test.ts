@@ -360,6 +360,15 @@ describe("a webhook about an operation waiting to retry", () => {
     expect(after.error).toMatchObject({ code: "contradicting-reports" });
     const [became] = await audits(op.operationId, "operation.unknown");
     expect(became).toMatchObject({ actor: `webhook:${res.body.eventId}`, before: { state: "pending" }, after: { state: "unknown", eventId: res.body.eventId } });
+    // The trace says what the event did, at the event: not "flagged, not applied", nor filed
+    // under the attempt's failure that came before it (console review, 2026-12-01 night).
+    const timeline = (await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId }))!.timeline;
+    const webhook = timeline.find((e) => e.kind === "webhook")!;
+    expect(webhook.title).toBe(
+      "Webhook ticket.created from tickets says succeeded, but attempt 1 had reported failed (retryable): its outcome became unknown, no retry runs (flagged)",
+    );
+    expect(webhook.audit.map((a) => a.action)).toContain("operation.unknown");
+    expect(timeline.find((e) => e.kind === "attempt.end")!.audit.map((a) => a.action)).not.toContain("operation.unknown");
     // Past the backoff, the same key is refused rather than run again.
     await new Promise((r) => setTimeout(r, Math.max(0, (before.notBefore?.getTime() ?? 0) - Date.now()) + 50));
     const retry = await claimWithKey(key, 409);

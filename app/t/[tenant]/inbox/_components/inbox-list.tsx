@@ -14,7 +14,7 @@ import { IgnoreDialog } from "./ignore-dialog";
 const statusText: Record<InboxEvent["status"], { label: string; className: string; why: string }> = {
   unmatched: { label: "unmatched", className: "badge warn", why: "No operation of this tenant has its correlation value." },
   unmapped: { label: "unmapped", className: "badge warn", why: "Its event type maps to no outcome in the connection: say what it means." },
-  contradicting: { label: "contradicting", className: "badge danger", why: "It contradicts the outcome already recorded; the operation is flagged, not changed." },
+  contradicting: { label: "contradicting", className: "badge danger", why: "It contradicts what is recorded of the operation (its outcome, an attempt's report, or that it has not run yet): the operation is flagged for a person." },
   matched: { label: "matched", className: "badge hint-ok", why: "A person matched it to an operation." },
   ignored: { label: "ignored", className: "badge", why: "A person decided no operation needs it." },
 };

@@ -76,8 +76,8 @@ export default async function OperationTracePage({ params }: { params: Promise<{
         {op.flaggedAt ? (
           <div className="error row flag-notice" role="note">
             <span>
-              <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")} Check
-              the provider; the stored outcome was not changed.
+              <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")}{" "}
+              {op.state === "unknown" ? "Check the provider, then resolve it." : "Check the provider; the stored outcome was not changed."}
             </span>
             {mayResolve ? <ClearFlagButton
                 tenant={tenant.slug}
