@@ -81,14 +81,17 @@ function graphemes(text: string): string[] {
 }
 
 // Near-identical: few values differ AND most of the request is the same — the same keys at
-// the top, and more equal leaves than differing ones ({amount, customer} with only the amount
-// changed is near; with both changed it is another intent).
+// the top, and at least twice as many equal leaves as differing ones ({amount, currency,
+// customer} with only the amount changed is near; with two of them changed it is another intent).
+// Half was too little: every deploy of a new version ({service, version, commit, environment},
+// two values new) was a "possible duplicate" of the last one, and approvers learn to skip a
+// warning that is always there (console review, 2026-12-01 night).
 function nearIdentical(a: Json, b: Json, differing: number): boolean {
   if (differing > NEAR_PATHS || !isObject(a) || !isObject(b)) return false;
   const ka = Object.keys(a).sort();
   const kb = Object.keys(b).sort();
   if (ka.length !== kb.length || ka.some((k, i) => k !== kb[i])) return false;
-  return leaves(a) - differing >= differing;
+  return leaves(a) - differing >= 2 * differing;
 }
 
 function leaves(v: Json): number {

@@ -316,6 +316,11 @@ describe("possible duplicate intent", () => {
     const otherCustomer = await claimAs(tool, { amount: 990, currency: "eur", customer: "cus_1" });
     const extraField = await claimAs(tool, { ...args, note: "x" });
     const elsewhere = await claimAs(otherTool, args);
+    // Half the values new (the next version of a deploy) is another intent, not the same one again.
+    const deploy = { service: "api", version: "1.4.0", commit: "9f2c1e0", environment: "prod" };
+    const deployTool = await approvalTool();
+    const nextDeploy = await requestApproval(deployTool, deploy);
+    const lastDeploy = await claimAs(deployTool, { ...deploy, version: "1.3.9", commit: "77ab310" });
     const old = await claimAs(tool, args);
     await app.db.$executeRaw`UPDATE operation SET created_at = now() - interval '25 hours' WHERE id = ${old}`;
     // A retry under the SAME key is idempotency's job, not a duplicate intent.
@@ -330,5 +335,6 @@ describe("possible duplicate intent", () => {
     expect(found.find((d) => d.operationId === rounded)?.differences).toEqual([{ path: "args.amount", here: "1200", there: "1250" }]);
     for (const id of [otherCustomer, extraField, elsewhere, old]) expect(found.map((d) => d.operationId)).not.toContain(id);
     expect(await findDuplicateIntents({ db: app.db, tenantId: globex.tenantId, operationId: subject.operationId })).toEqual([]);
+    expect((await findDuplicateIntents({ db: app.db, tenantId: acme.tenantId, operationId: nextDeploy.operationId })).map((d) => d.operationId)).not.toContain(lastDeploy);
   });
 });
