@@ -87,10 +87,15 @@ export function rankCandidates(input: {
       }
       return { op, reasons, score };
     })
-    .filter((c) => c.score > 0)
+    .filter((c) => c.score > 0);
+  // Close in time alone offered a Stripe event every ticket opened that hour (console review).
+  // Once some operation is of the connection's families or holds a resource id of the payload,
+  // those are the candidates; time alone still proposes some for a connection with no history.
+  const grounded = scored.filter((c) => c.score >= 20);
+  const ranked = (grounded.length ? grounded : scored)
     .sort((a, b) => b.score - a.score || Math.abs(event.receivedAt.getTime() - a.op.createdAt.getTime()) - Math.abs(event.receivedAt.getTime() - b.op.createdAt.getTime()))
     .slice(0, input.named ? MAX_CANDIDATES - 1 : MAX_CANDIDATES);
-  const out = scored.map(({ op, reasons }) => view(op, reasons, false));
+  const out = ranked.map(({ op, reasons }) => view(op, reasons, false));
   if (input.named) out.unshift(view(input.named, ["the event names this operation"], true));
   return out;
 }

@@ -193,6 +193,12 @@ describe("matching from the inbox", () => {
     expect(html).toMatch(/<div class="notice warn-notice operation-flag" role="alert"><strong>Flagged:<\/strong> (<!-- -->)?webhook /);
     expect(html).toContain(`webhook ${eventId} (ticket.created) says succeeded, but the operation has not run yet (awaiting approval)`);
     expect(html).toContain("Approving lets the agent&#x27;s next claim run the tool: check with the provider first.");
+    // In the inbox the operation it names is shown, without a Match button the server would
+    // refuse every time (console review, 2026-12-01 night).
+    const inbox = (await as.operator.request("GET", `/t/acme/inbox?q=${encodeURIComponent(eventId)}`)).text;
+    expect(inbox).toContain(awaiting.body.operationId);
+    expect(inbox).toContain("has not run");
+    expect(inbox).not.toContain(`Match ${eventId} to ${awaiting.body.operationId}`);
   });
 
   it("after its payload is pruned, an event's correlation value is said to be pruned with it, not missing", async () => {

@@ -17,16 +17,24 @@ const op = (id: string, tool: string, minutesBefore: number, resourceId: string 
 describe("rankCandidates", () => {
   const event = { receivedAt: at, eventType: "ticket.created", connectionName: "helpdesk", payload: { data: { ticket: { id: "T-9", number: 42 } } } };
 
-  it("puts a payload resource id first, then the same tool family, then closeness in time; unrelated old ones are left out", () => {
+  // Console review, 2026-12-01 night: closeness in time alone put another family's operations
+  // (a ticket for a Stripe event) beside the ones the evidence points at.
+  it("puts a payload resource id first, then the same tool family; closeness in time alone does not make another family's operation a candidate", () => {
     const ranked = rankCandidates({
       event,
       named: null,
       families: new Set(["tickets"]),
       pool: [op("close-other", "email.send", 1), op("family", "tickets.create", 30), op("resource", "crm.update", 300, "T-9"), op("old-other", "email.send", 600)],
     });
-    expect(ranked.map((c) => c.id)).toEqual(["resource", "family", "close-other"]);
+    expect(ranked.map((c) => c.id)).toEqual(["resource", "family"]);
     expect(ranked[0]!.reasons).toEqual(["resource id T-9 appears in the payload"]);
     expect(ranked[1]!.reasons).toContain("same tool family (tickets.*)");
+  });
+
+  it("proposes operations close in time when nothing points at any (a connection with no history), oldest-unrelated left out", () => {
+    const stripe = { receivedAt: at, eventType: "charge.succeeded", connectionName: "stripe", payload: { data: { id: "ch_1" } } };
+    const ranked = rankCandidates({ event: stripe, named: null, families: new Set(), pool: [op("close", "payments.charge", 1), op("old", "payments.charge", 600)] });
+    expect(ranked.map((c) => c.id)).toEqual(["close"]);
   });
 
   it("the event type's prefix counts as a family, singular or plural; numbers in the payload count as values", () => {
