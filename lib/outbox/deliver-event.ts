@@ -4,6 +4,7 @@ import { decryptSecret } from "@/lib/crypto/secret-box";
 import type { GuardedFetch } from "@/lib/http/egress";
 import { readTextUpTo } from "@/lib/http/read-body";
 import type { DeliverySettings } from "@/lib/outbox/delivery-settings";
+import { describeFetchFailure } from "@/lib/http/fetch-failure";
 
 type DeliveryRow = {
   state: "pending" | "delivered" | "dead";
@@ -121,12 +122,7 @@ async function post(
     if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status };
     return { ok: false, status: res.status, error: `HTTP ${res.status}${text ? `: ${text.slice(0, 300)}` : ""}` };
   } catch (error) {
-    const message = error instanceof Error ? (error.name === "TimeoutError" ? `no answer within ${timeoutMs} ms` : causeText(error)) : String(error);
-    return { ok: false, status: null, error: message };
+    // "fetch failed" alone said nothing (console review): the cause, in fixed words.
+    return { ok: false, status: null, error: describeFetchFailure(error, timeoutMs) };
   }
-}
-
-function causeText(error: Error): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ? `${error.message} (${cause.code})` : error.message;
 }

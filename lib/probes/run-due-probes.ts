@@ -2,7 +2,7 @@ import type { Db } from "@/lib/db";
 import type { GuardedFetch } from "@/lib/http/egress";
 import { readTextUpTo } from "@/lib/http/read-body";
 import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
-import { describeProbeFailure } from "@/lib/probes/probe-failure";
+import { describeFetchFailure } from "@/lib/http/fetch-failure";
 import { openProbe } from "@/lib/probes/probe-headers";
 import { probeSchema, type Probe } from "@/lib/probes/probe-schema";
 
@@ -173,6 +173,6 @@ async function ask(fetch: GuardedFetch, probe: Probe, url: string): Promise<{ st
     return { status: res.status, body, text };
   } catch (error) {
     // Never the error's own message: it can quote a header value or the whole URL (probe-failure.ts).
-    return { error: describeProbeFailure(error, probe.timeoutMs) };
+    return { error: describeFetchFailure(error, probe.timeoutMs) };
   }
 }

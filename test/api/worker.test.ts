@@ -183,6 +183,23 @@ describe("the retry window and unsignable deliveries", () => {
   });
 });
 
+// Console review, 2026-12-01 night: a delivery to a port nobody listens on said only "fetch failed".
+describe("a delivery that gets no answer", () => {
+  it("says why in fixed words (connection refused), not the HTTP client's bare 'fetch failed'", async () => {
+    const { keys, tool } = await setup(["operation.succeeded"]);
+    const closed = await startEventReceiver();
+    await closed.stop();
+    await app.db.$executeRaw`UPDATE event_subscription SET url = ${closed.url} WHERE tenant_id = ${keys.tenantId} AND name = 'feed'`;
+    await claimAndComplete(keys, await tool(), { outcome: "succeeded" });
+
+    const [tried] = await waitFor("a failed try", async () => {
+      const all = await deliveriesOf(keys.tenantId);
+      return all.length === 1 && all[0]!.attempts >= 1 ? all : null;
+    });
+    expect(tried).toMatchObject({ lastStatus: null, lastError: "connection refused" });
+  });
+});
+
 describe("the lease reaper", () => {
   it("an expired lease with takeover never becomes unknown with no agent around, and operation.unknown is delivered", async () => {
     const { keys, receiver, tool } = await setup(["operation.unknown"]);

@@ -176,6 +176,10 @@ describe("reconcile queue (operator)", () => {
     expect(await row.locator("td.target").textContent()).toContain(target);
     expect(await row.locator("td.reason").textContent()).toContain(reason);
     await screenshot(page, "audit-log-resolved");
+    // "history" is the operation's whole history, not only its resolutions (console review).
+    const history = new URL((await row.getByRole("link", { name: "history" }).getAttribute("href"))!, app.baseUrl);
+    expect([...history.searchParams.keys()].sort()).toEqual(["target", "type"]);
+    expect(history.searchParams.get("target")).toBe(target);
     await context.close();
   });
 

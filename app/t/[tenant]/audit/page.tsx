@@ -95,7 +95,11 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
                       <TargetLink base={base} row={e} />
                       <div className="muted small">
                         {e.targetType.replace("_", " ")} ·{" "}
-                        <Link href={link({ type: e.targetType as AuditQuery["type"], target: e.targetId })} title={`All events of ${e.targetType} ${e.targetId}`}>
+                        <Link
+                          // Its whole history: not only the events the other filters let through (console review).
+                          href={link({ action: "", actor: "", from: null, to: null, type: e.targetType as AuditQuery["type"], target: e.targetId })}
+                          title={`All events of ${e.targetType} ${e.targetId}`}
+                        >
                           history
                         </Link>
                       </div>

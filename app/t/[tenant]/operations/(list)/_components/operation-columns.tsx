@@ -88,10 +88,11 @@ export function operationColumns(options: { tenant: string; now: number }) {
           <span className="row c-conflicts">
             {mismatchCount > 0 ? (
               <span className="badge danger" title={`${mismatchCount} with different arguments (422)`}>
-                {mismatchCount} mismatch
+                {mismatchCount} mismatch{mismatchCount === 1 ? "" : "es"}
               </span>
             ) : null}
-            <span>{conflictCount}</span>
+            {/* The total beside the badge read "1 mismatch 1" (console review): shown when it adds something, and says what it counts. */}
+            {mismatchCount === 0 ? <span>{conflictCount}</span> : mismatchCount < conflictCount ? <span title="409, 422 and 429 answers in all">{conflictCount} in all</span> : null}
           </span>
         );
       },

@@ -16,7 +16,8 @@ export function OperationFacts({ op, now, base }: { op: TraceOperation; now: num
     ["Created", when(op.createdAt)],
     ["Updated", when(op.updatedAt)],
     ["Completed", when(op.completedAt)],
-    ["Lease expires", op.state === "processing" ? when(op.leaseExpiresAt) : null],
+    // "Lease expires · 19 min ago" read as a mistake (console review).
+    [op.leaseExpiresAt && Date.parse(op.leaseExpiresAt) <= now ? "Lease expired" : "Lease expires", op.state === "processing" ? when(op.leaseExpiresAt) : null],
     ["Not before", op.state === "pending" ? when(op.notBefore) : null],
     ["Result kept until", when(op.resultExpiresAt)],
     ["Key digest", <code key="k" title="SHA-256 of the Idempotency-Key (first 16 hex characters)">{op.keyDigest}…</code>],

@@ -1,7 +1,8 @@
 import { EgressRefusedError } from "@/lib/http/egress";
 
-// What the trace says when a probe got no answer. The text goes into the probe's audit
-// reason, which every role reads on the trace, so it is never the error's own message: the HTTP
+// What the console says when a probe, or a delivery to an event subscription, got no answer.
+// The text goes into the probe's audit reason, which every role reads on the trace, and on the
+// delivery (its last error), so it is never the error's own message: the HTTP
 // client's messages quote what it was given, a header value it refused (the provider's
 // credential) or a whole URL with its query string. Each cause maps to a fixed text; only the
 // egress policy's refusal is kept as written, since it names nothing but the host the tenant typed.
@@ -20,7 +21,7 @@ const byCode: [test: (code: string) => boolean, text: string][] = [
   [(c) => c.startsWith("UND_ERR_INVALID") || c.startsWith("ERR_INVALID"), "the request could not be built (invalid header or URL)"],
 ];
 
-export function describeProbeFailure(error: unknown, timeoutMs: number): string {
+export function describeFetchFailure(error: unknown, timeoutMs: number): string {
   const chain = causes(error);
   if (chain.some((e) => e.name === "TimeoutError")) return `no answer within ${timeoutMs} ms`;
   const refusal = chain.find((e): e is EgressRefusedError => e instanceof EgressRefusedError);

@@ -4,7 +4,7 @@ import { fetch as undiciFetch } from "undici";
 import { describe, expect, it } from "vitest";
 import type { Db } from "@/lib/db";
 import { EgressRefusedError, type GuardedFetch } from "@/lib/http/egress";
-import { describeProbeFailure } from "@/lib/probes/probe-failure";
+import { describeFetchFailure } from "@/lib/http/fetch-failure";
 import { runDueProbes } from "@/lib/probes/run-due-probes";
 
 // What a probe that got no answer says on the trace (its audit reason, which every role reads):
@@ -31,32 +31,32 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe("describeProbeFailure", () => {
+describe("describeFetchFailure", () => {
   it("a header value the client refuses: fixed words, not the value it quotes", async () => {
     const error = await failureOf("http://127.0.0.1:9/x", { authorization: `Basic ${secret}\r\nbW9yZQ==` });
     expect((error as Error).message).toContain(secret); // what used to reach the audit log
-    expect(describeProbeFailure(error, 5000)).toBe("the request could not be built (invalid header or URL)");
+    expect(describeFetchFailure(error, 5000)).toBe("the request could not be built (invalid header or URL)");
   });
 
   it("a URL with credentials: fixed words, not the URL it quotes", async () => {
     const error = await failureOf(`http://user:${secret}@127.0.0.1:9/x?token=${secret}`);
     expect((error as Error).message).toContain(secret);
-    expect(describeProbeFailure(error, 5000)).not.toContain(secret);
+    expect(describeFetchFailure(error, 5000)).not.toContain(secret);
   });
 
   it("connection refused", async () => {
     const error = await failureOf(`http://127.0.0.1:${await closedPort()}/x?token=${secret}`);
-    expect(describeProbeFailure(error, 5000)).toBe("connection refused");
+    expect(describeFetchFailure(error, 5000)).toBe("connection refused");
   });
 
   it("a timeout is named as one, with the probe's own limit", () => {
-    expect(describeProbeFailure(new DOMException("The operation was aborted due to timeout", "TimeoutError"), 1500)).toBe("no answer within 1500 ms");
+    expect(describeFetchFailure(new DOMException("The operation was aborted due to timeout", "TimeoutError"), 1500)).toBe("no answer within 1500 ms");
   });
 
   it("the egress policy's refusal is kept: it names only what the tenant typed", () => {
     const refusal = new EgressRefusedError("provider.internal", false);
-    expect(describeProbeFailure(refusal, 5000)).toBe(refusal.message);
-    expect(describeProbeFailure(new TypeError("fetch failed", { cause: refusal }), 5000)).toBe(refusal.message);
+    expect(describeFetchFailure(refusal, 5000)).toBe(refusal.message);
+    expect(describeFetchFailure(new TypeError("fetch failed", { cause: refusal }), 5000)).toBe(refusal.message);
   });
 
   it.each([
@@ -70,14 +70,14 @@ describe("describeProbeFailure", () => {
     ["ESOMETHINGNEW", "the request failed (ESOMETHINGNEW)"],
   ])("cause code %s → %s, whatever the message says", (code, text) => {
     const cause = Object.assign(new Error(`getaddrinfo ${code} https://api.example.com/x?token=${secret}`), { code });
-    expect(describeProbeFailure(new TypeError("fetch failed", { cause }), 5000)).toBe(text);
+    expect(describeFetchFailure(new TypeError("fetch failed", { cause }), 5000)).toBe(text);
   });
 
   it("anything else: generic words", () => {
-    expect(describeProbeFailure(new Error(`boom ${secret}`), 5000)).toBe("the request failed before an answer");
-    expect(describeProbeFailure(`thrown string ${secret}`, 5000)).toBe("the request failed before an answer");
+    expect(describeFetchFailure(new Error(`boom ${secret}`), 5000)).toBe("the request failed before an answer");
+    expect(describeFetchFailure(`thrown string ${secret}`, 5000)).toBe("the request failed before an answer");
     const oddCode = Object.assign(new Error("x"), { code: `lower ${secret}` });
-    expect(describeProbeFailure(oddCode, 5000)).toBe("the request failed before an answer");
+    expect(describeFetchFailure(oddCode, 5000)).toBe("the request failed before an answer");
   });
 });
 
