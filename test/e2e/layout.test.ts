@@ -63,6 +63,9 @@ beforeAll(async () => {
   });
   expect(unknown.status, unknown.text).toBe(200);
   admin = await createConsoleUser(app.db, { role: "admin", tenants: ["acme"], email: "operations.lead.oncall.rotation@payments.platform.example.test" });
+  // Another member: their row has a role picker, whose visually hidden label once widened the
+  // Users page to 970 px at 390 (console review, 2026-12-01 night).
+  await createConsoleUser(app.db, { role: "operator", tenants: ["acme"] });
 });
 afterAll(async () => {
   await browser?.close();
