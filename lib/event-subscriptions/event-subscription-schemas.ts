@@ -16,7 +16,7 @@ export type EventType = (typeof eventTypes)[number];
 
 export const subscriptionNameSchema = z
   .string()
-  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "must match ^[a-z][a-z0-9_.-]{0,99}$ (lowercase, starts with a letter, at most 100 characters)");
+  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "use lowercase letters, digits and _ . - only, starting with a letter, at most 100 characters (^[a-z][a-z0-9_.-]{0,99}$)");
 
 const endpointUrl = z
   .string()

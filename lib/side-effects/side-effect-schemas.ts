@@ -6,7 +6,7 @@ import { fencingTokenSchema } from "@/lib/operations/operation-schemas";
 
 export const sideEffectNameSchema = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, "must match ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$ (at most 100 characters)");
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$/, "use letters, digits and _ . : - only, starting with a letter or digit, at most 100 characters (^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$)");
 
 export const sideEffectStates = ["intended", "sent", "confirmed", "failed", "unknown"] as const;
 

@@ -3,9 +3,15 @@ import { probeSchema } from "@/lib/probes/probe-schema";
 
 export const toolNameSchema = z
   .string()
-  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "must match ^[a-z][a-z0-9_.-]{0,99}$ (lowercase, starts with a letter, at most 100 characters)");
+  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "use lowercase letters, digits and _ . - only, starting with a letter, at most 100 characters (^[a-z][a-z0-9_.-]{0,99}$)");
 
-const int = (min: number, max: number) => z.number().int(`must be a whole number`).min(min).max(max);
+// Messages a person reads beside the console's field (zod's own: "Too small: expected number to be >=1").
+const int = (min: number, max: number) =>
+  z
+    .number({ error: (issue) => (issue.input === null ? "Required: enter a whole number" : "must be a whole number") })
+    .int("must be a whole number")
+    .min(min, `must be at least ${min.toLocaleString("en-US")}`)
+    .max(max, `must be at most ${max.toLocaleString("en-US")}`);
 
 // Annotations default to MCP's: a tool is assumed destructive, non-idempotent and open-world
 // unless its owner says otherwise.
@@ -26,7 +32,7 @@ export const toolPolicySchema = z
       .object({ baseMs: int(1, 3_600_000).default(1000), capMs: int(1, 86_400_000).default(60_000) })
       .strict()
       .prefault({})
-      .refine((b) => b.capMs >= b.baseMs, { message: "capMs must be at least baseMs", path: ["capMs"] }),
+      .refine((b) => b.capMs >= b.baseMs, { message: "must be at least the first delay (baseMs)", path: ["capMs"] }),
     takeover: z.enum(["never", "deduplicated"]).default("never"),
     approval: z.enum(["none", "required"]).default("none"),
     approvalTtlSeconds: int(60, 30 * 86_400).default(86_400),

@@ -7,7 +7,7 @@ import { seenAttemptsSchema } from "@/lib/operations/operation-schemas";
 
 export const connectionNameSchema = z
   .string()
-  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "must match ^[a-z][a-z0-9_.-]{0,99}$ (lowercase, starts with a letter, at most 100 characters)");
+  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "use lowercase letters, digits and _ . - only, starting with a letter, at most 100 characters (^[a-z][a-z0-9_.-]{0,99}$)");
 
 export const webhookSchemes = ["standard-webhooks", "stripe"] as const;
 export type WebhookScheme = (typeof webhookSchemes)[number];

@@ -87,16 +87,16 @@ const toolPut = (name: string, body: unknown): Pick<BadRequest, "method" | "path
 });
 
 const policyCases: { name: string; body: unknown; path: string; message?: RegExp }[] = [
-  { name: "leaseSeconds 0", body: { policy: { leaseSeconds: 0 } }, path: "policy.leaseSeconds" },
-  { name: "leaseSeconds 3601", body: { policy: { leaseSeconds: 3601 } }, path: "policy.leaseSeconds" },
+  { name: "leaseSeconds 0", body: { policy: { leaseSeconds: 0 } }, path: "policy.leaseSeconds", message: /^must be at least 1$/ },
+  { name: "leaseSeconds 3601", body: { policy: { leaseSeconds: 3601 } }, path: "policy.leaseSeconds", message: /^must be at most 3,600$/ },
   { name: "leaseSeconds 1.5", body: { policy: { leaseSeconds: 1.5 } }, path: "policy.leaseSeconds" },
-  { name: "leaseSeconds as a string", body: { policy: { leaseSeconds: "30" } }, path: "policy.leaseSeconds" },
+  { name: "leaseSeconds as a string", body: { policy: { leaseSeconds: "30" } }, path: "policy.leaseSeconds", message: /^must be a whole number$/ },
   { name: "maxAttempts 0", body: { policy: { maxAttempts: 0 } }, path: "policy.maxAttempts" },
   { name: "maxAttempts 21", body: { policy: { maxAttempts: 21 } }, path: "policy.maxAttempts" },
   { name: "resultRetentionHours 0", body: { policy: { resultRetentionHours: 0 } }, path: "policy.resultRetentionHours" },
   { name: "resultRetentionHours 2161", body: { policy: { resultRetentionHours: 2161 } }, path: "policy.resultRetentionHours" },
   { name: "backoff.baseMs 0", body: { policy: { backoff: { baseMs: 0 } } }, path: "policy.backoff.baseMs" },
-  { name: "backoff.capMs below baseMs", body: { policy: { backoff: { baseMs: 5000, capMs: 1000 } } }, path: "policy.backoff.capMs" },
+  { name: "backoff.capMs below baseMs", body: { policy: { backoff: { baseMs: 5000, capMs: 1000 } } }, path: "policy.backoff.capMs", message: /^must be at least the first delay \(baseMs\)$/ },
   { name: "takeover \"sometimes\"", body: { policy: { takeover: "sometimes" } }, path: "policy.takeover" },
   { name: "approval \"maybe\"", body: { policy: { approval: "maybe" } }, path: "policy.approval" },
   { name: "approvalTtlSeconds 59", body: { policy: { approvalTtlSeconds: 59 } }, path: "policy.approvalTtlSeconds" },
