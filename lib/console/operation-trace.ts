@@ -87,6 +87,8 @@ export type TraceContext = {
   attempts: AttemptRow[];
   approvals: ApprovalRow[];
   now: Date;
+  // The lease expired and the next claim of the key takes over (takeover "deduplicated", attempts left).
+  nextClaimTakesOver: boolean;
   actor: (id: string) => TraceActor;
   actorOfAttempt: (attempt: AttemptRow) => TraceActor;
   // Removes and returns the audit events matching `match`, so each lands in exactly one entry.
@@ -120,22 +122,23 @@ export async function getOperationTrace(options: TraceQuery & { now?: Date }): P
   ]);
   if (!op) return null;
   const now = options.now ?? new Date();
-  const ctx = traceContext({ op, attempts, approvals, audits, keys, now });
-  const entries: TraceEntry[] = [];
-  traceSources.forEach((source, i) => entries.push(...source.build({ ...ctx, has: (k) => entries.some((e) => e.kind === k) }, extra[i])));
-  entries.push(...ctx.takeAudits(() => true).map(auditEntry));
-  entries.sort((a, b) => a.at.localeCompare(b.at) || a.rank - b.rank || a.key.localeCompare(b.key));
   const leaseExpired = op.state === "processing" && op.leaseExpiresAt !== null && op.leaseExpiresAt <= now;
   const takeover = leaseExpired && op.attemptCount < op.maxAttempts
     ? (await options.db.tool.findUnique({ where: { tenantId_name: { tenantId: options.tenantId, name: op.tool } }, select: { takeover: true } }))?.takeover
     : undefined;
+  const nextClaimTakesOver = takeover === "deduplicated";
+  const ctx = traceContext({ op, attempts, approvals, audits, keys, now, nextClaimTakesOver });
+  const entries: TraceEntry[] = [];
+  traceSources.forEach((source, i) => entries.push(...source.build({ ...ctx, has: (k) => entries.some((e) => e.kind === k) }, extra[i])));
+  entries.push(...ctx.takeAudits(() => true).map(auditEntry));
+  entries.sort((a, b) => a.at.localeCompare(b.at) || a.rank - b.rank || a.key.localeCompare(b.key));
   const by = (op.resolution as { by?: unknown } | null)?.by;
   return {
     operation: summarize(op),
     timeline: entries,
     leaseExpired,
     resolvable: op.state === "unknown" || leaseExpired,
-    nextClaimTakesOver: takeover === "deduplicated",
+    nextClaimTakesOver,
     resolvedBy: typeof by === "string" ? ctx.actor(by) : null,
     now: now.getTime(),
   };
@@ -170,6 +173,7 @@ function traceContext(data: {
   audits: AuditRow[];
   keys: { id: string; principal: string; prefix: string }[];
   now: Date;
+  nextClaimTakesOver: boolean;
 }): Omit<TraceContext, "has"> {
   const keys = new Map(data.keys.map((k) => [k.id, k]));
   const actor = (id: string): TraceActor => {
@@ -182,6 +186,7 @@ function traceContext(data: {
     attempts: data.attempts,
     approvals: data.approvals,
     now: data.now,
+    nextClaimTakesOver: data.nextClaimTakesOver,
     actor,
     actorOfAttempt: (a) => (a.apiKeyId ? actor(`api-key:${a.apiKeyId}`) : { id: a.principal, label: a.principal }),
     takeAudits: (match) => {
@@ -282,7 +287,12 @@ const attemptsSource = defineSource({
             title: `Attempt ${a.number} ${how.title}`,
             actor: ended[0]?.actor ?? null,
             fields: [
-              ...field("Ran for", duration(a.endedAt.getTime() - a.startedAt.getTime())),
+              // A lost lease's end is when something closed it (a resolve, the reaper, a takeover),
+              // maybe long after: "Ran for 25 min" under a 1-minute lease (console review). What
+              // is known is how long its lease held.
+              ...(a.outcome === "lease_lost"
+                ? field("Lease held for", `${duration(Math.min(a.leaseExpiresAt.getTime(), a.endedAt.getTime()) - a.startedAt.getTime())}; how long the call ran is unknown`)
+                : field("Ran for", duration(a.endedAt.getTime() - a.startedAt.getTime()))),
               ...field("State after", ended.map((e) => (e.after as { state?: string } | null)?.state).find(Boolean)),
               ...field("Error", errorText(a.error)),
               ...field("Provider request", provider?.requestId, "mono"),
@@ -303,7 +313,12 @@ const attemptsSource = defineSource({
             tone: "warn",
             rank: 4,
             title: `Attempt ${a.number}'s lease expired without a report`,
-            fields: field("What now", "Nobody knows whether the call took effect: check the provider, then resolve."),
+            fields: field(
+              "What now",
+              ctx.nextClaimTakesOver
+                ? "Nobody knows yet whether the call took effect: the next claim of its key takes over as a new attempt with the same downstream key."
+                : "Nobody knows whether the call took effect: check the provider, then resolve.",
+            ),
           }),
         );
       }

@@ -130,11 +130,27 @@ describe("an operation whose lease expired, on its trace page", () => {
     const claimed = await claim(app.baseUrl, acme.agent, `idem-${randomUUID()}`, { tool, args: { title: "stalled" } });
     expect(claimed.status, claimed.text).toBe(201);
     await app.db.$executeRaw`UPDATE operation SET lease_expires_at = now() - interval '1 minute' WHERE id = ${claimed.body.operationId}`;
+    await app.db.$executeRaw`UPDATE attempt SET started_at = now() - interval '61 seconds', lease_expires_at = now() - interval '1 minute' WHERE operation_id = ${claimed.body.operationId}`;
 
     const html = (await operator.request("GET", `/t/acme/operations/${claimed.body.operationId}`)).text;
 
     expect(html).toContain("Lease expired without a report.");
     expect(html.replace(/<!-- -->/g, "")).toContain(says);
     expect(html).not.toContain(not);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: claimed.body.operationId });
+    const whatNow = trace!.timeline.find((e) => e.kind === "attempt.lease-expired")!.fields.find((f) => f.label === "What now")!.value;
+    expect(whatNow).toContain(takeover === "deduplicated" ? "the next claim of its key takes over" : "check the provider, then resolve");
+
+    // Settled much later: the attempt's end says how long its lease held, not "Ran for" the
+    // whole time until the resolve closed it.
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${claimed.body.operationId}/resolve`, {
+      key: acme.admin,
+      body: { outcome: "failed", reason: "nothing at the provider" },
+    });
+    expect(resolved.status, resolved.text).toBe(200);
+    const ended = (await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: claimed.body.operationId }))!.timeline.find((e) => e.kind === "attempt.end")!;
+    expect(ended.title).toBe("Attempt 1 lost its lease");
+    expect(ended.fields.map((f) => f.label)).not.toContain("Ran for");
+    expect(ended.fields.find((f) => f.label === "Lease held for")?.value).toBe("1.0 s; how long the call ran is unknown");
   });
 });
