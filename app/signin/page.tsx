@@ -1,5 +1,5 @@
 import { Suspense } from "react";
-import { env } from "@/lib/env";
+import { singleSignOnName } from "@/lib/auth/single-sign-on";
 import { SignInForm } from "./sign-in-form";
 import type { Metadata } from "next";
 
@@ -9,8 +9,7 @@ export const dynamic = "force-dynamic";
 
 // GET /signin – the console's sign-in: email and password, or SSO when OIDC is configured
 export default function SignInPage() {
-  const e = env();
-  const sso = e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET ? e.OIDC_NAME : null;
+  const sso = singleSignOnName();
   return (
     <main className="narrow">
       <h1>Sign in to Tollgate</h1>

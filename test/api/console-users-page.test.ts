@@ -32,4 +32,17 @@ describe("the Users page of a tenant", () => {
     expect(seenByTwoTenantAdmin.text).toContain("<code>globex</code>");
     expect(seenByTwoTenantAdmin.text).not.toContain("initech");
   });
+
+  // Console review, 2026-12-01 night: a person without a password was "SSO only" with no single
+  // sign-on set up, and nobody could tell why they could not sign in.
+  it("says a person without a password cannot sign in while single sign-on is not set up", async () => {
+    const admin = await signInConsole(app.baseUrl, await createConsoleUser(app.db, { role: "admin", tenants: ["initech"] }));
+    const passwordless = await createConsoleUser(app.db, { role: "viewer", tenants: ["initech"], email: "sso.person@example.test" });
+    await app.db.user.update({ where: { email: passwordless.email }, data: { passwordHash: null } });
+
+    const html = (await admin.request("GET", "/t/initech/users")).text;
+
+    expect(html).toMatch(/<span class="badge warn" title="No password, and single sign-on is not set up[^"]*">cannot sign in<\/span>/);
+    expect(html).not.toContain("SSO only");
+  });
 });

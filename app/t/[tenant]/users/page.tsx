@@ -1,4 +1,5 @@
 import { db } from "@/lib/db";
+import { singleSignOnName } from "@/lib/auth/single-sign-on";
 import { requireConsole } from "@/lib/auth/require-console";
 import { listTenantUsers } from "@/lib/console/list-users";
 import { EmptyState } from "@/components/ui/empty-state";
@@ -16,6 +17,7 @@ export const dynamic = "force-dynamic";
 export default async function UsersPage({ params }: { params: Promise<{ tenant: string }> }) {
   const { user: me, tenant } = await requireConsole((await params).tenant, "administer");
   const users = await listTenantUsers({ db: db(), tenantId: tenant.id, visibleTenantIds: me.tenants.map((t) => t.id) });
+  const sso = singleSignOnName();
   const active = users.filter((u) => !u.disabledAt).length;
   const now = Date.now();
   return (
@@ -57,7 +59,20 @@ export default async function UsersPage({ params }: { params: Promise<{ tenant: 
                     <span className={`badge role-${u.role}`}>{u.role}</span>
                   </td>
                   <td className="tools-cell">{u.allTenants ? <span className="badge">all tenants</span> : u.tenants.map((t) => <code key={t}>{t}</code>)}</td>
-                  <td>{u.hasPassword ? "password" : <span className="muted" title="No password: signs in through single sign-on only">SSO only</span>}</td>
+                  <td>
+                    {u.hasPassword ? (
+                      "password"
+                    ) : sso ? (
+                      <span className="muted" title="No password: signs in through single sign-on only">
+                        SSO only
+                      </span>
+                    ) : (
+                      // Said "SSO only" with no single sign-on set up: nobody could tell why they could not sign in.
+                      <span className="badge warn" title="No password, and single sign-on is not set up (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET): they cannot sign in until it is">
+                        cannot sign in
+                      </span>
+                    )}
+                  </td>
                   <td>
                     <TimeAgo at={u.createdAt} now={now} />
                   </td>
