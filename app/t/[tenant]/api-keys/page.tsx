@@ -4,6 +4,7 @@ import { listApiKeys } from "@/lib/api-keys/revoke-api-key";
 import { listTools } from "@/lib/tools/get-tool";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
+import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { CreateKeyButton } from "./_components/create-key-button";
 import { RevokeKeyButton } from "./_components/revoke-key-button";
@@ -24,12 +25,15 @@ export default async function ApiKeysPage({ params }: { params: Promise<{ tenant
   const live = keys.filter((k) => !k.revokedAt).length;
   const now = Date.now();
   return (
-    <>
+    // What a change did (a key revoked, a role changed) is said here: the row that was changed
+    // may move, and its button with it (console review).
+    <ActionNoticeProvider>
       <PageHeader
         title="API keys"
         description={`${live} live key${live === 1 ? "" : "s"}${keys.length > live ? `, ${keys.length - live} revoked` : ""}. A key acts as its principal; only its SHA-256 is stored, so a lost secret is replaced, not recovered.`}
         actions={<CreateKeyButton tenant={tenant.slug} tools={tools.map((t) => t.name)} />}
       />
+      <ActionNoticeSlot />
       {sorted.length === 0 ? (
         <EmptyState title="No API keys yet">Create one for each agent or service: choose its principal (the name its operations are recorded under), its role and, if you like, the tools it may use.</EmptyState>
       ) : (
@@ -83,6 +87,6 @@ export default async function ApiKeysPage({ params }: { params: Promise<{ tenant
           </table>
         </div>
       )}
-    </>
+    </ActionNoticeProvider>
   );
 }

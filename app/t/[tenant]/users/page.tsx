@@ -4,6 +4,7 @@ import { requireConsole } from "@/lib/auth/require-console";
 import { listTenantUsers } from "@/lib/console/list-users";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
+import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { CreateUserButton } from "./_components/create-user-button";
 import { UserActions } from "./_components/user-actions";
@@ -21,12 +22,15 @@ export default async function UsersPage({ params }: { params: Promise<{ tenant: 
   const active = users.filter((u) => !u.disabledAt).length;
   const now = Date.now();
   return (
-    <>
+    // What a change did (a key revoked, a role changed) is said here: the row that was changed
+    // may move, and its button with it (console review).
+    <ActionNoticeProvider>
       <PageHeader
         title="Users"
         description={`${active} active, ${users.length - active} disabled. Roles apply in every tenant a person belongs to; all-tenants admins are made with the CLI.`}
         actions={<CreateUserButton tenant={tenant.slug} />}
       />
+      <ActionNoticeSlot />
       {users.length === 0 ? (
         <EmptyState title="No users yet">Add the people who operate this tenant. Viewers read; operators resolve unknown outcomes; approvers decide approvals; admins do everything.</EmptyState>
       ) : (
@@ -92,6 +96,6 @@ export default async function UsersPage({ params }: { params: Promise<{ tenant: 
           </table>
         </div>
       )}
-    </>
+    </ActionNoticeProvider>
   );
 }

@@ -6,10 +6,12 @@ import { Modal } from "../../_components/modal";
 import { Field } from "../../_components/field";
 import { problemLine, sendJson, type FieldErrors } from "../../_components/send-json";
 import { DialogActions } from "@/components/ui/dialog-actions";
+import { useActionNotice } from "@/components/ui/action-notice";
 
 // "Revoke" on a key row, behind a confirmation that says what happens and asks why.
 export function RevokeKeyButton({ tenant, id, prefix, principal, role }: { tenant: string; id: string; prefix: string; principal: string; role: string }) {
   const router = useRouter();
+  const notify = useActionNotice();
   const [open, setOpen] = useState(false);
   const [reason, setReason] = useState("");
   const [fields, setFields] = useState<FieldErrors>({});
@@ -28,6 +30,7 @@ export function RevokeKeyButton({ tenant, id, prefix, principal, role }: { tenan
       return;
     }
     setOpen(false);
+    notify?.(`Revoked ${prefix}… (${principal}): requests with it are refused from now on.`);
     router.refresh();
   }
 

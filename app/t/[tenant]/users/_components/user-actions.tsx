@@ -2,6 +2,7 @@
 
 import { useState, type FormEvent } from "react";
 import { useRouter } from "next/navigation";
+import { useActionNotice } from "@/components/ui/action-notice";
 import { userRoles, type UserRole } from "@/lib/auth/roles";
 import { Modal } from "../../_components/modal";
 import { Field } from "../../_components/field";
@@ -36,6 +37,7 @@ export function UserActions({ tenant, user }: { tenant: string; user: Target }) 
 
 function ConfirmChange({ tenant, user, change, onClose }: { tenant: string; user: Target; change: Change; onClose: () => void }) {
   const router = useRouter();
+  const notify = useActionNotice();
   const [reason, setReason] = useState("");
   const [fields, setFields] = useState<FieldErrors>({});
   const [problem, setProblem] = useState<string | null>(null);
@@ -62,6 +64,7 @@ function ConfirmChange({ tenant, user, change, onClose }: { tenant: string; user
       return;
     }
     onClose();
+    notify?.(change.kind === "role" ? `${user.email} is now ${/^[aeiou]/.test(change.role) ? "an" : "a"} ${change.role}.` : `${user.email} is ${change.disabled ? "disabled" : "enabled"}.`);
     router.refresh();
   }
 
