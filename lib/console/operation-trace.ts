@@ -4,7 +4,7 @@ import { sideEffectsTraceSource } from "@/lib/side-effects/side-effect-trace-sou
 import { probesTraceSource } from "@/lib/probes/probe-trace-source";
 import { lateReportsTraceSource, outcomeWords } from "@/lib/operations/late-report-trace-source";
 import { isStorableText } from "@/lib/console/storable-text";
-import { errorText, field } from "@/lib/console/trace-fields";
+import { attemptNumber, errorText, field } from "@/lib/console/trace-fields";
 
 // The operation trace: ONE timeline, oldest first, of everything that happened to an
 // operation. Each kind of event comes from a source (claim, attempts, approvals, resolutions,
@@ -207,10 +207,6 @@ function traceContext(data: {
 
 // --- sources -------------------------------------------------------------------------------
 
-const attemptNumber = (value: unknown): number | undefined => {
-  const n = (value as { attempt?: unknown } | null)?.attempt;
-  return typeof n === "number" ? n : undefined;
-};
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 const duration = (ms: number) =>
   ms < 1000 ? `${Math.max(0, ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : ms < 3_600_000 ? `${Math.round(ms / 60_000)} min` : `${(ms / 3_600_000).toFixed(1)} h`;

@@ -13,3 +13,9 @@ export const errorText = (error: unknown): string | null => {
   if (!e || typeof e !== "object") return null;
   return [e.code, e.message].filter((x) => typeof x === "string" && x).join(": ") || JSON.stringify(e);
 };
+
+// The attempt number an audit event's before/after names ({ attempt: 2 }), if any.
+export const attemptNumber = (value: unknown): number | undefined => {
+  const n = (value as { attempt?: unknown } | null | undefined)?.attempt;
+  return typeof n === "number" ? n : undefined;
+};

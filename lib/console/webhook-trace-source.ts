@@ -1,5 +1,5 @@
 import type { TraceAudit, TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation-trace";
-import { field } from "@/lib/console/trace-fields";
+import { attemptNumber, field } from "@/lib/console/trace-fields";
 
 // The operation trace's provider webhooks: one entry per event tied to the operation (matched
 // automatically, matched or ignored by an operator from the inbox, unmapped, contradicting),
@@ -69,7 +69,7 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       const notRun = own.find((a) => (a.before as { attempts?: unknown } | null)?.attempts === 0)?.action ?? null;
       // Said succeeded of an operation waiting to retry: its outcome became unknown.
       const madeUnknown = own.find((a) => a.action === "operation.unknown");
-      const failedAttempt = attemptNumberOf(madeUnknown?.before);
+      const failedAttempt = attemptNumber(madeUnknown?.before) ?? null;
       return {
         key: `webhook-${e.id}`,
         at: e.receivedAt.toISOString(),
@@ -109,11 +109,6 @@ function providerOutcome(audits: TraceAudit[]): string | null {
   const match = audits.find((a) => a.action === "webhook_event.matched");
   const before = (match?.before ?? null) as { outcome?: unknown } | null;
   return typeof before?.outcome === "string" ? before.outcome : null;
-}
-
-function attemptNumberOf(before: unknown): number | null {
-  const n = (before as { attempt?: unknown } | null | undefined)?.attempt;
-  return typeof n === "number" ? n : null;
 }
 
 function title(

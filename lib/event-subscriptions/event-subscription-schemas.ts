@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { lowercaseNameSchema } from "@/lib/http/lowercase-name";
 
 // PUT/GET /api/v1/event-subscriptions/{name}: request and response shapes (also the OpenAPI document's).
 
@@ -14,9 +15,7 @@ export const eventTypes = [
 
 export type EventType = (typeof eventTypes)[number];
 
-export const subscriptionNameSchema = z
-  .string()
-  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "use lowercase letters, digits and _ . - only, starting with a letter, at most 100 characters (^[a-z][a-z0-9_.-]{0,99}$)");
+export const subscriptionNameSchema = lowercaseNameSchema;
 
 const endpointUrl = z
   .string()

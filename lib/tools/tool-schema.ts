@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { probeSchema } from "@/lib/probes/probe-schema";
+import { lowercaseNameSchema } from "@/lib/http/lowercase-name";
 
-export const toolNameSchema = z
-  .string()
-  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "use lowercase letters, digits and _ . - only, starting with a letter, at most 100 characters (^[a-z][a-z0-9_.-]{0,99}$)");
+export const toolNameSchema = lowercaseNameSchema;
 
 // Messages a person reads beside the console's field (zod's own: "Too small: expected number to be >=1").
 const int = (min: number, max: number) =>

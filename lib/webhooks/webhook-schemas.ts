@@ -1,13 +1,12 @@
 import { z } from "zod";
 import { jsonRecord } from "@/lib/http/json-record";
 import { seenAttemptsSchema } from "@/lib/operations/operation-schemas";
+import { lowercaseNameSchema } from "@/lib/http/lowercase-name";
 
 // Request and response shapes of the webhook routes. The handlers validate with these and
 // /api/v1/openapi.json is generated from them.
 
-export const connectionNameSchema = z
-  .string()
-  .regex(/^[a-z][a-z0-9_.-]{0,99}$/, "use lowercase letters, digits and _ . - only, starting with a letter, at most 100 characters (^[a-z][a-z0-9_.-]{0,99}$)");
+export const connectionNameSchema = lowercaseNameSchema;
 
 export const webhookSchemes = ["standard-webhooks", "stripe"] as const;
 export type WebhookScheme = (typeof webhookSchemes)[number];

@@ -79,14 +79,16 @@ export default async function OperationTracePage({ params }: { params: Promise<{
               <strong>Flagged <TimeAgo at={op.flaggedAt} now={now} />:</strong> {sentence(op.flagReason ?? "the evidence disagrees with the recorded outcome")}{" "}
               {op.state === "unknown" ? "Check the provider, then resolve it." : "Check the provider; the stored outcome was not changed."}
             </span>
-            {mayResolve ? <ClearFlagButton
+            {mayResolve ? (
+              <ClearFlagButton
                 tenant={tenant.slug}
                 operationId={op.id}
                 flaggedAt={op.flaggedAt}
                 flagReason={op.flagReason}
                 actor={`user:${user.email}`}
                 resolvable={trace.resolvable}
-              /> : null}
+              />
+            ) : null}
           </div>
         ) : null}
 

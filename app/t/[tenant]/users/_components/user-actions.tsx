@@ -43,7 +43,7 @@ function ConfirmChange({ tenant, user, change, onClose }: { tenant: string; user
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const title =
-    change.kind === "role" ? `Make ${user.email} ${/^[aeiou]/.test(change.role) ? "an" : "a"} ${change.role}?` : `${change.disabled ? "Disable" : "Enable"} ${user.email}?`;
+    change.kind === "role" ? `Make ${user.email} ${withArticle(change.role)}?` : `${change.disabled ? "Disable" : "Enable"} ${user.email}?`;
   const effect =
     change.kind === "role"
       ? `From ${user.role} to ${change.role}, in every tenant they belong to, from their next click.`
@@ -64,7 +64,7 @@ function ConfirmChange({ tenant, user, change, onClose }: { tenant: string; user
       return;
     }
     onClose();
-    notify?.(change.kind === "role" ? `${user.email} is now ${/^[aeiou]/.test(change.role) ? "an" : "a"} ${change.role}.` : `${user.email} is ${change.disabled ? "disabled" : "enabled"}.`);
+    notify?.(change.kind === "role" ? `${user.email} is now ${withArticle(change.role)}.` : `${user.email} is ${change.disabled ? "disabled" : "enabled"}.`);
     router.refresh();
   }
 
@@ -90,4 +90,9 @@ function ConfirmChange({ tenant, user, change, onClose }: { tenant: string; user
       </form>
     </Modal>
   );
+}
+
+// "an admin", "a viewer".
+function withArticle(role: string): string {
+  return `${/^[aeiou]/.test(role) ? "an" : "a"} ${role}`;
 }
