@@ -3,7 +3,6 @@ import {
   createParser,
   createSerializer,
   parseAsArrayOf,
-  parseAsBoolean,
   parseAsInteger,
   parseAsNumberLiteral,
   parseAsStringLiteral,
@@ -41,6 +40,17 @@ const parseAsText = (maxLength: number) =>
     serialize: (value: string) => value,
   });
 
+// A checkbox filter. Written as "true"; read from the spellings people type or other tools write
+// ("1", "yes", "on"), since nuqs's parseAsBoolean took `?flagged=1` as false and silently showed
+// every operation (console review). Anything else is absent, as with every value that does not parse.
+const parseAsFlag = createParser({
+  parse: (value: string) => {
+    const v = value.trim().toLowerCase();
+    return v === "true" || v === "1" || v === "yes" || v === "on" ? true : v === "false" || v === "0" || v === "no" || v === "off" ? false : null;
+  },
+  serialize: (value: boolean) => String(value),
+});
+
 export const operationsQueryParsers = {
   q: parseAsText(200).withDefault(""),
   state: parseAsArrayOf(parseAsStringLiteral(operationStates)).withDefault([]),
@@ -48,10 +58,10 @@ export const operationsQueryParsers = {
   principal: parseAsText(200).withDefault(""),
   from: parseAsStorableDateTime,
   to: parseAsStorableDateTime,
-  conflicts: parseAsBoolean.withDefault(false),
+  conflicts: parseAsFlag.withDefault(false),
   // Flagged: evidence contradicts the recorded outcome (a webhook, an attempt's late report) and no
   // operator has cleared the flag yet.
-  flagged: parseAsBoolean.withDefault(false),
+  flagged: parseAsFlag.withDefault(false),
   sort: parseAsStringLiteral(operationSortColumns).withDefault("created"),
   dir: parseAsStringLiteral(["asc", "desc"] as const).withDefault("desc"),
   size: parseAsNumberLiteral(operationPageSizes).withDefault(50),
@@ -85,4 +95,9 @@ export function viewQueryString(query: OperationsQuery): string {
 
 export function hasOperationFilters(query: OperationsQuery): boolean {
   return Boolean(query.q || query.state.length || query.tool || query.principal || query.from || query.to || query.conflicts || query.flagged);
+}
+
+// "Created from" at or after "created before": no row can match (the range is [from, to)).
+export function hasEmptyTimeRange(query: Pick<OperationsQuery, "from" | "to">): boolean {
+  return Boolean(query.from && query.to && query.from.getTime() >= query.to.getTime());
 }

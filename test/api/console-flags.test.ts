@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listOperations } from "@/lib/console/list-operations";
-import { loadOperationsQuery } from "@/lib/console/operations-query";
+import { loadOperationsQuery, viewQueryString } from "@/lib/console/operations-query";
 import { getOperationTrace } from "@/lib/console/operation-trace";
 import { overviewStats } from "@/lib/console/overview-stats";
 import { createConsoleUser } from "../support/browser";
@@ -70,6 +70,16 @@ describe("flagged operations in the console", () => {
     const html = await viewer.request("GET", "/t/acme/operations?flagged=true");
     expect(html.status).toBe(200);
     expect(html.text).toContain(flagged[0]);
+    // The spellings people type filter the same; "0" means off, and what does not parse is absent.
+    for (const spelling of ["1", "yes", "on", "TRUE"]) {
+      const list = await listOperations({ db: app.db, tenantId: acme.tenantId, query: loadOperationsQuery(`?flagged=${spelling}`) });
+      expect(list.rows.map((r) => r.id).sort(), spelling).toEqual([...flagged].sort());
+    }
+    for (const spelling of ["0", "maybe"]) {
+      expect(loadOperationsQuery(`?flagged=${spelling}&conflicts=${spelling}`)).toMatchObject({ flagged: false, conflicts: false });
+    }
+    expect(loadOperationsQuery("?conflicts=1").conflicts).toBe(true);
+    expect(viewQueryString(loadOperationsQuery("?flagged=1"))).toBe("flagged=true");
   });
 
   it("an operator clears a flag with a reason: the outcome stays, the trace says who and why, and a second clear is refused", async () => {
