@@ -152,6 +152,39 @@ describe("operations table (viewer)", () => {
     await context.close();
   });
 
+  it("a 'created from' after 'created before' is named beside the dates and in the empty table, and one click swaps them", async () => {
+    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+    const page = await openOperations(context);
+    const all = await idsInDb();
+    const [span] = await app.db.$queryRaw<{ first: Date; last: Date }[]>`
+      SELECT min(created_at) AS first, max(created_at) AS last FROM operation WHERE tenant_id = ${acme.tenantId}`;
+    // Whole minutes around every operation (the inputs show minutes), typed the wrong way round.
+    const early = new Date(Math.floor(span!.first.getTime() / 60_000) * 60_000 - 60_000);
+    const late = new Date(Math.ceil(span!.last.getTime() / 60_000) * 60_000 + 60_000);
+    await page.goto(`${app.baseUrl}/t/acme/operations?from=${late.toISOString()}&to=${early.toISOString()}`);
+
+    await table(page).getByText("The time range is empty").waitFor();
+    const hint = page.locator("#ops-range-hint");
+    expect(await hint.textContent()).toContain("“From” is not before “before”: nothing can match.");
+    const from = page.getByLabel("Created from (UTC)");
+    expect(await from.getAttribute("aria-invalid")).toBe("true");
+    expect(await from.getAttribute("aria-describedby")).toBe("ops-range-hint");
+    await screenshot(page, "operations-empty-time-range");
+
+    await hint.getByRole("button", { name: "Swap them" }).click();
+    await expect.poll(() => param(page, "from"), { timeout: 10_000 }).toBe(early.toISOString());
+    expect(param(page, "to")).toBe(late.toISOString());
+    await expectRows(page, all.slice(0, 50), "Rows 1–50 of 60");
+    expect(await hint.count()).toBe(0);
+    expect(await from.getAttribute("aria-invalid")).toBeNull();
+
+    // The same from the table's own message.
+    await page.goto(`${app.baseUrl}/t/acme/operations?from=${late.toISOString()}&to=${early.toISOString()}`);
+    await table(page).getByRole("button", { name: "Swap the two dates" }).click();
+    await expectRows(page, all.slice(0, 50), "Rows 1–50 of 60");
+    await context.close();
+  });
+
   it("pages forward and back by keyset with 25 rows a page, each row exactly once", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await openOperations(context);

@@ -3,6 +3,7 @@
 import { useEffect, useRef } from "react";
 import { debounce, type SetValues } from "nuqs";
 import {
+  hasEmptyTimeRange,
   operationStates,
   operationsPositionReset,
   type OperationsQuery,
@@ -68,6 +69,10 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
   // Keep a value from the URL selectable even when it is not among the known ones.
   const toolOptions = query.tool && !tools.includes(query.tool) ? [query.tool, ...tools] : tools;
   const principalOptions = query.principal && !principals.includes(query.principal) ? [query.principal, ...principals] : principals;
+  // The pickers' min/max keep a picked range the right way round, but a typed date can still
+  // cross the other: say so beside the dates rather than leave an empty table unexplained.
+  const emptyRange = hasEmptyTimeRange(query);
+  const rangeHint = emptyRange ? "ops-range-hint" : undefined;
 
   return (
     <form
@@ -142,6 +147,8 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
           <input
             type="datetime-local"
             aria-label="Created from (UTC)"
+            aria-invalid={emptyRange || undefined}
+            aria-describedby={rangeHint}
             value={toInput(query.from)}
             max={toInput(query.to) || undefined}
             onChange={(e) => set({ from: fromInput(e.target.value) }, typing)}
@@ -150,11 +157,21 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
           <input
             type="datetime-local"
             aria-label="Created before (UTC)"
+            aria-invalid={emptyRange || undefined}
+            aria-describedby={rangeHint}
             value={toInput(query.to)}
             min={toInput(query.from) || undefined}
             onChange={(e) => set({ to: fromInput(e.target.value) }, typing)}
           />
         </div>
+        {emptyRange ? (
+          <p id="ops-range-hint" className="warn-text ops-range-hint">
+            “From” is not before “before”: nothing can match.{" "}
+            <button type="button" className="link-button" onClick={() => set({ from: query.to, to: query.from })}>
+              Swap them
+            </button>
+          </p>
+        ) : null}
       </div>
       <div className="ops-checks">
         <label className="ops-check">

@@ -8,6 +8,7 @@ import type { SortingState } from "@tanstack/react-table";
 import { DataTable } from "@/components/data-table/data-table";
 import { EmptyState } from "@/components/ui/empty-state";
 import {
+  hasEmptyTimeRange,
   hasOperationFilters,
   operationPageSizes,
   operationSortColumns,
@@ -63,6 +64,13 @@ export function OperationsView(props: Props) {
   const empty: ReactNode = props.pastTheEnd ? (
     <EmptyState title="No more operations here">
       The link points past the last row. <Link href={`${base}?${viewQueryString(query)}`}>Go to the first page</Link>.
+    </EmptyState>
+  ) : hasEmptyTimeRange(query) ? (
+    <EmptyState title="The time range is empty">
+      “Created from” is not before “created before”, so no operation can match.{" "}
+      <button type="button" className="link-button" onClick={() => void setQuery({ from: query.to, to: query.from, ...operationsPositionReset }, { history: "push" })}>
+        Swap the two dates
+      </button>
     </EmptyState>
   ) : filtered ? (
     <EmptyState title="No operations match these filters">
