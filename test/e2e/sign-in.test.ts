@@ -93,6 +93,28 @@ describe("console sign-in", () => {
     }
   });
 
+  it("sends someone already signed in past the form: to the callbackUrl on this console, else their tenant, never off it", async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, app.baseUrl, login);
+    await page.goto(`${app.baseUrl}/signin`);
+    expect(new URL(page.url()).pathname).toBe("/t/acme");
+    await page.goto(`${app.baseUrl}/signin?callbackUrl=${encodeURIComponent("/t/acme/audit?action=user.")}`);
+    expect(new URL(page.url()).pathname + new URL(page.url()).search).toBe("/t/acme/audit?action=user.");
+    await page.goto(`${app.baseUrl}/signin?callbackUrl=${encodeURIComponent(`${app.baseUrl}/t/acme/operations`)}`);
+    expect(new URL(page.url()).pathname).toBe("/t/acme/operations");
+    for (const evil of ["https://evil.example/", "//evil.example/"]) {
+      const res = await context.request.get(`${app.baseUrl}/signin?callbackUrl=${encodeURIComponent(evil)}`, { maxRedirects: 0 });
+      expect(res.status(), evil).toBe(307);
+      expect(res.headers().location, evil).toBe("/");
+    }
+    // Signed out, the form is there again.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL((url) => url.pathname === "/signin");
+    await page.goto(`${app.baseUrl}/signin`);
+    expect(await page.getByRole("button", { name: "Sign in" }).count()).toBe(1);
+    await context.close();
+  });
+
   it("refuses a wrong password without saying which part was wrong", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
