@@ -8,3 +8,10 @@ export const projectRoot = process.cwd();
 export const localDir = process.env.TOLLGATE_LOCAL_DIR ? path.resolve(process.env.TOLLGATE_LOCAL_DIR) : path.join(projectRoot, ".tollgate");
 export const migrationsDir = path.join(projectRoot, "prisma", "migrations");
 export const schemaPath = path.join(projectRoot, "prisma", "schema.prisma");
+
+// A local file as the start-up messages name it: relative to the project when it is inside it
+// (".tollgate/credentials"), absolute otherwise, so the name is right under TOLLGATE_LOCAL_DIR too.
+export function shownPath(file: string): string {
+  const relative = path.relative(projectRoot, file);
+  return relative && !relative.startsWith("..") && !path.isAbsolute(relative) ? relative : file;
+}

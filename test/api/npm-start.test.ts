@@ -99,7 +99,10 @@ describe("npm start without DATABASE_URL: the newcomer's embedded database with 
     const first = await npmStart({ DATABASE_URL: undefined, TOLLGATE_SECRET_KEY: undefined, TOLLGATE_DEMO: undefined });
     const out = first.output();
     expect(first.child.exitCode, out).toBeNull();
-    expect(out).toMatch(/Embedded PostgreSQL: .* \(data in \.tollgate\/postgres\)/);
+    // Paths as they are under TOLLGATE_LOCAL_DIR (they said .tollgate/… whatever the directory).
+    const shown = path.relative(projectRoot, localDir);
+    expect(out).toContain(`(data in ${shown}/postgres)`);
+    expect(out).toContain(`(also saved to ${shown}/credentials, mode 0600)`);
     expect(out).toContain("Seeded the demo tenant.");
     expect(out).not.toContain("Building the app"); // it serves NEXT_DIST_DIR's build, which is current
     const email = printed(out, /console: http:\/\/localhost:\d+\/signin {2}email (\S+)/);
@@ -143,7 +146,7 @@ describe("npm start without DATABASE_URL: the newcomer's embedded database with 
     expect(first.output()).not.toContain("no live process owns it");
 
     const second = await npmStart({ DATABASE_URL: undefined, TOLLGATE_SECRET_KEY: undefined, TOLLGATE_DEMO: undefined });
-    expect(second.output()).toContain("Existing data kept; demo credentials were printed on the first start");
+    expect(second.output()).toContain(`Existing data kept; demo credentials were printed on the first start and are in ${shown}/credentials.`);
     expect(second.output()).not.toContain("Seeded");
     expect(second.output()).not.toContain(adminKey);
     const lookup = await call(second.baseUrl, "GET", "/api/v1/operations?tool=tickets.create&idempotencyKey=npm-start-first-claim", { key: agentKey });
@@ -185,7 +188,7 @@ describe("npm start with DATABASE_URL: a deployment's database", () => {
     // Data there and the demo not asked for: nothing about credentials.
     const again = await npmStart(env);
     expect(again.output()).toMatch(/Existing data kept\.\n/);
-    expect(again.output()).not.toContain(".tollgate/credentials");
+    expect(again.output()).not.toContain("credentials");
     expect(await stop(again), again.output()).toBe(130);
   }, 240_000);
 

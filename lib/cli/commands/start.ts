@@ -9,13 +9,15 @@ import { onStopSignal } from "@/lib/cli/on-stop-signal";
 import { serverSecret } from "@/lib/cli/local-secret";
 import { assertSameSecretKey } from "@/lib/cli/secret-key-check";
 import { redactDatabaseUrl } from "@/lib/cli/redact-database-url";
-import { localDir, migrationsDir, projectRoot } from "@/lib/cli/paths";
+import { localDir, migrationsDir, projectRoot, shownPath } from "@/lib/cli/paths";
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo, type DemoCredentials } from "@/lib/seed/seed-demo";
 import { firstTenantHelp, shouldSeedDemo } from "@/lib/cli/demo-seed-policy";
 import { parseFlags } from "@/lib/cli/commands/run-command";
 import { workerLog } from "@/lib/cli/commands/worker";
 import { superviseWorker } from "@/lib/worker/supervise-worker";
+
+const credentialsFile = path.join(localDir, "credentials");
 
 const say = (msg: string) => process.stdout.write(`${msg}\n`);
 
@@ -38,7 +40,7 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   const seed = shouldSeedDemo({ embedded: !process.env.DATABASE_URL, setting: process.env.TOLLGATE_DEMO });
   const port = Number(process.env.PORT ?? 3000);
   const database = await openDatabase({ log: quietPostgres });
-  say(database.embedded ? `Embedded PostgreSQL: ${redactDatabaseUrl(database.url)} (data in .tollgate/postgres)` : `PostgreSQL: ${redactDatabaseUrl(database.url)}`);
+  say(database.embedded ? `Embedded PostgreSQL: ${redactDatabaseUrl(database.url)} (data in ${shownPath(path.join(localDir, "postgres"))})` : `PostgreSQL: ${redactDatabaseUrl(database.url)}`);
   let worker: { stop: () => Promise<void> } | undefined;
   let next: ChildProcess | undefined;
   let stopping = false;
@@ -78,7 +80,7 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     say(`\nTollgate is up: http://localhost:${port}  (API at http://localhost:${port}/api/v1, health at /api/health)`);
     if (credentials) printCredentials(credentials, port);
     else if (tenants === 0) say(`\n${firstTenantHelp}`);
-    else if (seed) say("Existing data kept; demo credentials were printed on the first start and are in .tollgate/credentials.");
+    else if (seed) say(`Existing data kept; demo credentials were printed on the first start and are in ${shownPath(credentialsFile)}.`);
     else say("Existing data kept.");
     const code = await new Promise<number>((resolve) => child.once("exit", (c) => resolve(c ?? 0)));
     await stop();
@@ -140,8 +142,8 @@ function printCredentials(c: DemoCredentials, port: number): void {
     "Try (claim a demo tool; run it twice: the second answer is 409 operation-in-progress while the first holds the lease):",
     `  curl -s -X POST http://localhost:${port}/api/v1/operations -H "Authorization: Bearer $AGENT_KEY" -H "Content-Type: application/json" -H "Idempotency-Key: try-1" -d '{"tool":"tickets.create","args":{"title":"Printer on fire"}}'`,
   ].join("\n");
-  writeFileSync(path.join(localDir, "credentials"), `${text}\n`, { mode: 0o600 });
-  say(`\nSeeded the demo tenant. These keys are shown once (also saved to .tollgate/credentials, mode 0600):\n${text}`);
+  writeFileSync(credentialsFile, `${text}\n`, { mode: 0o600 });
+  say(`\nSeeded the demo tenant. These keys are shown once (also saved to ${shownPath(credentialsFile)}, mode 0600):\n${text}`);
 }
 
 // PostgreSQL's own routine log lines (checkpoints, shutdown) are noise on a console; problems are not.
