@@ -2,7 +2,8 @@
 
 import { useEffect, useRef } from "react";
 import Link from "next/link";
-import { usePathname } from "next/navigation";
+import { usePathname, useSearchParams } from "next/navigation";
+import { traceOrigin } from "@/lib/console/trace-origin";
 
 export type NavItem = { href: string; label: string; count?: number; countLabel?: string };
 
@@ -11,6 +12,9 @@ export type NavItem = { href: string; label: string; count?: number; countLabel?
 // into that row's view (only the row scrolls, never the page).
 export function NavLinks({ items }: { items: NavItem[] }) {
   const pathname = usePathname();
+  // A trace opened from a worklist belongs to that section (its breadcrumb leads there too).
+  const from = traceOrigin(useSearchParams().get("from"));
+  const section = from && /^\/t\/[^/]+\/operations\/[^/]+$/.test(pathname) ? `${pathname.split("/").slice(0, 3).join("/")}/${from}` : pathname;
   const navRef = useRef<HTMLElement>(null);
   useEffect(() => {
     const nav = navRef.current;
@@ -23,7 +27,7 @@ export function NavLinks({ items }: { items: NavItem[] }) {
   return (
     <nav className="nav" aria-label="Console sections" ref={navRef}>
       {items.map((item) => {
-        const current = item.href.split("/").length <= 3 ? pathname === item.href : pathname.startsWith(item.href);
+        const current = item.href.split("/").length <= 3 ? section === item.href : section.startsWith(item.href);
         return (
           <Link key={item.href} href={item.href} aria-current={current ? "page" : undefined}>
             <span>{item.label}</span>

@@ -105,6 +105,8 @@ describe("the webhook inbox (operator)", () => {
     await page.waitForURL((url) => url.pathname === `/t/acme/operations/${unknownOp}`);
     const timeline = page.getByRole("list", { name: "Operation timeline" });
     await timeline.waitFor();
+    // Opened from the inbox, its breadcrumb leads back to the inbox.
+    expect(await page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Inbox" }).getAttribute("href")).toBe("/t/acme/inbox");
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toContain("succeeded");
     const webhook = timeline.locator("li[data-kind=webhook]");
     expect(await webhook.textContent()).toContain(`Webhook ticket.created from tickets · matched by ${operator.email} as succeeded`);

@@ -328,6 +328,25 @@ describe("reconcile queue (viewer)", () => {
     await page.getByRole("list", { name: "Operation timeline" }).waitFor();
     expect(await page.getByRole("button", { name: /Resolve/ }).count()).toBe(0);
     await screenshot(page, "trace-unknown-viewer");
+    // Opened from the queue, the trace belongs to it: its breadcrumb and the sidebar lead back there
+    // (they said Operations, a list the operator had not come from; console review).
+    const sections = page.getByRole("navigation", { name: "Console sections" });
+    expect(await sections.locator('[aria-current="page"]').textContent()).toMatch(/^Reconcile/);
+    await page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Reconcile" }).click();
+    await page.waitForURL((url) => url.pathname === "/t/acme/reconcile");
+    await queueTable(page).waitFor();
+    // The same trace from a shared link (no ?from) belongs to Operations.
+    // (The links are waited for: the trace streams in after the page's load event.)
+    const crumb = () => page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link");
+    await page.goto(`${app.baseUrl}/t/acme/operations/${target}`);
+    expect(await crumb().textContent()).toBe("Operations");
+    expect(await crumb().getAttribute("href")).toBe("/t/acme/operations");
+    expect(await sections.locator('[aria-current="page"]').textContent()).toBe("Operations");
+    // A ?from= that names no list is ignored.
+    await page.goto(`${app.baseUrl}/t/acme/operations/${target}?from=__proto__`);
+    expect(await crumb().textContent()).toBe("Operations");
+    await page.goto(`${app.baseUrl}/t/acme/reconcile`);
+    await queueTable(page).waitFor();
 
     // The buttons are hidden; the server must refuse anyway. Same origin, real session cookie.
     const before = await operation(target);

@@ -12,6 +12,7 @@ import { TimeAgo } from "@/components/ui/time-ago";
 import { utcDateTime } from "@/components/timeline/format-time";
 import { AuditFilters } from "./_components/audit-filters";
 import { summarizeChange } from "./_components/summarize-change";
+import { traceHref } from "@/lib/console/trace-origin";
 
 export const metadata: Metadata = { title: "Audit log" };
 
@@ -92,7 +93,7 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
                       </Link>
                     </td>
                     <td className="target">
-                      <TargetLink base={base} row={e} />
+                      <TargetLink base={base} tenant={tenant.slug} row={e} />
                       <div className="muted small">
                         {e.targetType.replace("_", " ")} ·{" "}
                         <Link
@@ -143,11 +144,11 @@ function BreakAfterDots({ text }: { text: string }) {
   ));
 }
 
-function TargetLink({ base, row }: { base: string; row: AuditRow }) {
+function TargetLink({ base, tenant, row }: { base: string; tenant: string; row: AuditRow }) {
   const id = <code title={row.targetId}>{row.targetId}</code>;
   switch (row.targetType) {
     case "operation":
-      return <Link href={`${base}/operations/${encodeURIComponent(row.targetId)}`}>{id}</Link>;
+      return <Link href={traceHref(tenant, row.targetId, "audit")}>{id}</Link>;
     case "tool":
       return <Link href={`${base}/tools#tool-${row.targetId}`}>{id}</Link>;
     default:

@@ -14,6 +14,7 @@ import { TimeAgo } from "@/components/ui/time-ago";
 import { Countdown } from "../_components/countdown";
 import { DecisionForm } from "../_components/decision-form";
 import { ToolHints } from "../_components/tool-hints";
+import { traceHref } from "@/lib/console/trace-origin";
 
 export const dynamic = "force-dynamic";
 
@@ -65,7 +66,7 @@ export default async function ApprovalPage({
                 </>
               ) : null}
               {" · "}
-              <Link href={`${base}/operations/${a.operationId}`}>operation trace</Link>
+              <Link href={traceHref(tenant.slug, a.operationId, "approvals")}>operation trace</Link>
             </p>
             {tool?.description ? <p className="muted">{tool.description}</p> : null}
           </div>
@@ -76,7 +77,7 @@ export default async function ApprovalPage({
           <div className="notice warn-notice operation-flag" role={open ? "alert" : "note"}>
             <strong>Flagged:</strong> {flag.reason} <TimeAgo at={flag.at} now={now} />.{" "}
             {open ? "Approving lets the agent's next claim run the tool: check with the provider first." : null}{" "}
-            <Link href={`${base}/operations/${a.operationId}`}>operation trace</Link>
+            <Link href={traceHref(tenant.slug, a.operationId, "approvals")}>operation trace</Link>
           </div>
         ) : null}
 
@@ -91,7 +92,7 @@ export default async function ApprovalPage({
             <ul className="compact-list">
               {duplicates.slice(0, 10).map((d) => (
                 <li key={d.operationId}>
-                  <Link href={`${base}/operations/${d.operationId}`} className="mono">
+                  <Link href={traceHref(tenant.slug, d.operationId, "approvals")} className="mono">
                     {d.operationId}
                   </Link>{" "}
                   <StateBadge state={d.state} /> by {d.principal}, <TimeAgo at={d.createdAt} now={now} /> —{" "}

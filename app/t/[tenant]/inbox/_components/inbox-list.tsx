@@ -10,6 +10,7 @@ import { TimeAgo } from "@/components/ui/time-ago";
 import { FocusedNotice } from "@/components/ui/action-notice";
 import { MatchDialog, type MatchTarget } from "./match-dialog";
 import { IgnoreDialog } from "./ignore-dialog";
+import { traceHref } from "@/lib/console/trace-origin";
 
 const statusText: Record<InboxEvent["status"], { label: string; className: string; why: string }> = {
   unmatched: { label: "unmatched", className: "badge warn", why: "No operation of this tenant has its correlation value." },
@@ -104,7 +105,7 @@ export function InboxList({
                   {/* No state: the operation is gone (pruned after its retention), so no link to a 404. */}
                   {e.operationState ? (
                     <>
-                      <Link href={`/t/${tenant}/operations/${e.operationId}`} className="mono">
+                      <Link href={traceHref(tenant, e.operationId, "inbox")} className="mono">
                         {e.operationId}
                       </Link>{" "}
                       <StateBadge state={e.operationState} />
@@ -160,7 +161,7 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
           {event.candidates.map((c) => (
             <tr key={c.id}>
               <td>
-                <Link href={`/t/${tenant}/operations/${c.id}`} className="mono">
+                <Link href={traceHref(tenant, c.id, "inbox")} className="mono">
                   {c.id}
                 </Link>
               </td>
@@ -222,7 +223,7 @@ function DoneNotice({ done, tenant, onDismiss }: { done: Done; tenant: string; o
       {done.kind === "matched" ? (
         <>
           Matched <code>{done.eventId}</code> to{" "}
-          <Link href={`/t/${tenant}/operations/${done.operationId}`} className="mono">
+          <Link href={traceHref(tenant, done.operationId, "inbox")} className="mono">
             {done.operationId}
           </Link>
           , now <strong>{done.state}</strong>. Its trace shows the event and who matched it.

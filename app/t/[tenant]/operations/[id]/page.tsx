@@ -10,6 +10,7 @@ import { Timeline } from "@/components/timeline/timeline";
 import { ResolveButton } from "@/components/resolve-dialog/resolve-button";
 import { ActionNoticeProvider, ActionNoticeSlot } from "@/components/ui/action-notice";
 import { Crumbs } from "@/components/ui/crumbs";
+import { traceOrigin, traceOrigins } from "@/lib/console/trace-origin";
 import { CopyButton } from "@/components/ui/copy-button";
 import { OperationFacts } from "./_components/operation-facts";
 import { ClearFlagButton } from "./_components/clear-flag-button";
@@ -22,9 +23,17 @@ export async function generateMetadata({ params }: { params: Promise<{ id: strin
   return { title: `Operation ${(await params).id.slice(0, 64)}` };
 }
 
-// GET /t/{tenant}/operations/{id} – the trace: everything that happened to one operation
-export default async function OperationTracePage({ params }: { params: Promise<{ tenant: string; id: string }> }) {
+// GET /t/{tenant}/operations/{id}[?from=reconcile|inbox|approvals|audit] – the trace: everything that
+// happened to one operation; `from` is the list it was opened from, which its breadcrumb leads back to
+export default async function OperationTracePage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ tenant: string; id: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const { tenant: slug, id } = await params;
+  const from = traceOrigin((await searchParams).from);
   const { user, tenant } = await requireConsole(slug);
   const trace = await getOperationTrace({ db: db(), tenantId: tenant.id, operationId: id });
   if (!trace) notFound();
@@ -35,7 +44,7 @@ export default async function OperationTracePage({ params }: { params: Promise<{
   return (
     <ActionNoticeProvider>
       <div className="trace-page">
-        <Crumbs list={{ href: `${base}/operations`, label: "Operations" }} current={op.id} />
+        <Crumbs list={from ? { href: `${base}/${from}`, label: traceOrigins[from] } : { href: `${base}/operations`, label: "Operations" }} current={op.id} />
         <div className="page-head">
           <div>
             <h1 className="row">

@@ -11,6 +11,7 @@ import { formatAge } from "@/components/ui/format-age";
 import { useTickingNow } from "@/components/ui/use-ticking-now";
 import { useTakeFocus } from "@/components/ui/action-notice";
 import { ResolveSummary } from "./resolve-summary";
+import { traceHref } from "@/lib/console/trace-origin";
 
 // The queue as a plain table: select rows (or all) and resolve them with one outcome and one
 // reason, or resolve a single row. Viewers get the same table without checkboxes or buttons.
@@ -129,7 +130,7 @@ export function ReconcileTable({
                 ) : null}
                 <td title={r.createdAt}>{formatAge(current - new Date(r.createdAt).getTime()).replace(/ ago$/, "")}</td>
                 <td>
-                  <Link href={`/t/${tenant}/operations/${r.id}`} className="mono">
+                  <Link href={traceHref(tenant, r.id, "reconcile")} className="mono">
                     {r.id}
                   </Link>
                 </td>

@@ -2,6 +2,7 @@
 
 import Link from "next/link";
 import type { ResolveOutcome } from "@/components/resolve-dialog/resolve-dialog";
+import { traceHref } from "@/lib/console/trace-origin";
 
 const settled: Record<string, string> = { succeeded: "succeeded", failed: "failed", pending: "retry allowed" };
 const bulkLabel: Record<string, string> = { succeeded: "succeeded", failed: "failed", retry: "retry allowed" };
@@ -13,7 +14,7 @@ export function ResolveSummary({ outcome, tenant, onDismiss }: { outcome: Resolv
     return (
       <div className="notice row" role="status">
         <span>
-          Resolved <Link href={`/t/${tenant}/operations/${outcome.operationId}`} className="mono">{outcome.operationId}</Link> as{" "}
+          Resolved <Link href={traceHref(tenant, outcome.operationId, "reconcile")} className="mono">{outcome.operationId}</Link> as{" "}
           <strong>{settled[outcome.state] ?? outcome.state}</strong>. The trace and the audit log show it.
         </span>
         <button type="button" className="dismiss" onClick={onDismiss} aria-label="Dismiss">
@@ -43,7 +44,7 @@ export function ResolveSummary({ outcome, tenant, onDismiss }: { outcome: Resolv
         <ul className="compact-list">
           {others.map((row) => (
             <li key={row.operationId}>
-              <Link href={`/t/${tenant}/operations/${row.operationId}`} className="mono">
+              <Link href={traceHref(tenant, row.operationId, "reconcile")} className="mono">
                 {row.operationId}
               </Link>{" "}
               — {row.detail}
