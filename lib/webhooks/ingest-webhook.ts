@@ -20,6 +20,9 @@ type IngestAnswer = {
   tenantId?: string;
   // A provider's "succeeded" stopped an operation's retry: it is unknown until an operator settles it.
   becameUnknown?: boolean;
+  // Why, for the metrics: "webhook-contradicts-retry" (an attempt had reported failed, retryable) or
+  // "webhook-before-run" (no attempt had run: an approved operation not yet claimed).
+  unknownCause?: string | null;
 };
 
 // POST /api/v1/webhooks/{connectionId}: verify (raw bytes, constant time, any secret) →
@@ -77,7 +80,7 @@ export async function ingestWebhook(options: {
     return { duplicate: true, eventId: answer.eventId ?? "" };
   }
   count(answer.status ?? "stored");
-  if (answer.becameUnknown) metrics().unknowns.inc({ cause: "webhook-contradicts-retry" });
+  if (answer.becameUnknown) metrics().unknowns.inc({ cause: answer.unknownCause === "webhook-before-run" ? "webhook-before-run" : "webhook-contradicts-retry" });
   options.annotate?.({ operationId: answer.operationId ?? null, webhookStatus: answer.status ?? null });
   return { duplicate: false, eventId, status: answer.status as Extract<WebhookIngestResponse, { duplicate: false }>["status"] };
 }

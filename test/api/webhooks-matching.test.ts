@@ -426,6 +426,16 @@ describe("a webhook about an operation waiting to retry", () => {
 // Webhook review, 2026-12-01: "failed" about an operation awaiting approval was taken as agreeing
 // (matched, never in the inbox, and the approval then ran the tool), and "succeeded" about an
 // approved one made it unknown, blaming a failed "attempt 0" that never was.
+// tollgate_unknowns_total by cause, summed over the app's instances (each counts its own).
+async function unknownsByCause(): Promise<Record<string, number>> {
+  const texts = await Promise.all(app.servers.map((server) => call(server.baseUrl, "GET", "/api/metrics")));
+  const sums: Record<string, number> = {};
+  for (const { text } of texts) {
+    for (const [, cause, n] of text.matchAll(/^tollgate_unknowns_total\{cause="([^"]+)"\} (\d+)$/gm)) sums[cause!] = (sums[cause!] ?? 0) + Number(n);
+  }
+  return sums;
+}
+
 describe("a webhook about an operation that has not run yet", () => {
   const APPROVED = "tickets.approved";
   let approvalKey = "";
@@ -461,10 +471,15 @@ describe("a webhook about an operation that has not run yet", () => {
     const op = await awaitingApproval();
     const decided = await call(app.baseUrl, "POST", `/api/v1/approvals/${op.approvalId}/decision`, { key: acme.approver, body: { decision: "approve" } });
     expect(decided.status, decided.text).toBe(200);
+    const unknownsBefore = await unknownsByCause();
 
     const res = await send("ticket.created", op.operationId);
 
     expect(res.body.status).toBe("contradicting");
+    // Counted as what it is: nothing had been retried (it was counted as webhook-contradicts-retry).
+    const unknownsAfter = await unknownsByCause();
+    expect(unknownsAfter["webhook-before-run"] ?? 0).toBe((unknownsBefore["webhook-before-run"] ?? 0) + 1);
+    expect(unknownsAfter["webhook-contradicts-retry"] ?? 0).toBe(unknownsBefore["webhook-contradicts-retry"] ?? 0);
     const stored = await operation(op.operationId);
     expect(stored).toMatchObject({
       state: "unknown",
