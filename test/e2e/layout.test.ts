@@ -31,6 +31,7 @@ beforeAll(async () => {
   mix = await createMix(world, 1);
   // Three approval requests with long workflow ids: two decided with long reasons, one waiting.
   const ids: string[] = [];
+  const operationIds: string[] = [];
   for (let i = 0; i < 3; i++) {
     const res = await claim(app.baseUrl, acme.agent, `layout-refund-${i}`, {
       tool: LONG_TOOL,
@@ -39,6 +40,7 @@ beforeAll(async () => {
     });
     expect(res.status, res.text).toBe(202);
     ids.push(res.body.approval.id as string);
+    operationIds.push(res.body.operationId as string);
   }
   for (const [i, id] of ids.slice(0, 2).entries()) {
     const res = await call(app.baseUrl, "POST", `/api/v1/approvals/${id}/decision`, { key: acme.approver, body: { decision: i ? "reject" : "approve", reason: LONG_REASON } });
@@ -62,6 +64,14 @@ beforeAll(async () => {
     body: { fencingToken: stuck.body.attempt.fencingToken, outcome: "unknown", error: { code: "timeout", message: "the CRM did not answer within 30 s; the upsert may have been applied" } },
   });
   expect(unknown.status, unknown.text).toBe(200);
+  // The widest cells these rows can have (console review: the demo's data scrolled at 1280 px where
+  // this test's fitted): retries refused meanwhile, one of them with other arguments (Operations:
+  // "1 mismatch · 2 in all"; Reconcile: "· 2 refused"), and the request still awaiting approval
+  // flagged by a provider's event about it ("awaiting approval" and "flagged").
+  expect((await claim(app.baseUrl, acme.agent, "layout-long-tool", { tool: longest, args: { email: "a@b.example" } })).status).toBe(409);
+  expect((await claim(app.baseUrl, acme.agent, "layout-long-tool", { tool: longest, args: { email: "c@d.example" } })).status).toBe(422);
+  const aboutWaiting = await deliver(app.baseUrl, connectionId, signStandard(webhookSecret, ticketEvent("ticket.created", operationIds[2]!)));
+  expect(aboutWaiting.body?.status, aboutWaiting.text).toBe("contradicting");
   admin = await createConsoleUser(app.db, { role: "admin", tenants: ["acme"], email: "operations.lead.oncall.rotation@payments.platform.example.test" });
   // Another member: their row has a role picker, whose visually hidden label once widened the
   // Users page to 970 px at 390 (console review, 2026-12-01 night).

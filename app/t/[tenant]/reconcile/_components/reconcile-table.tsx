@@ -140,7 +140,7 @@ export function ReconcileTable({
                 <td className="c-principal" title={r.principal}>
                   {r.principal}
                 </td>
-                <td>
+                <td className="why-here">
                   {r.state === "unknown" ? (
                     <>
                       <StateBadge state="unknown" /> <span className="muted"><TimeAgo at={r.updatedAt} now={now} /></span>

@@ -55,6 +55,7 @@ export function operationColumns(options: { tenant: string; now: number }) {
     col.accessor("state", {
       header: "State",
       enableSorting: false,
+      meta: { className: "c-state" },
       cell: (info) => (
         <span className="row">
           <StateBadge state={info.getValue()} />
