@@ -16,7 +16,7 @@ export const dynamic = "force-dynamic";
 // link with a callbackUrl, the back button after signing in) instead of a form that asks again
 // (console review). To switch accounts, they sign out first.
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  if (await currentConsoleUser()) {
+  if (await signedIn()) {
     const callbackUrl = (await searchParams).callbackUrl;
     redirect(safeCallbackUrl(typeof callbackUrl === "string" ? callbackUrl : null, await requestOrigin()));
   }
@@ -32,11 +32,37 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   );
 }
 
-// The origin the browser used, for callbackUrls next-auth writes as absolute URLs. Only a URL of
-// this very origin is followed; a wrong guess (a proxy that rewrites Host) lands on "/", never elsewhere.
+// Whether a session is there. The form is the page's fallback: with the database down (the
+// session's person cannot be read) it is shown, and signing in says "unavailable", as before
+// this check existed, rather than the page failing for everyone who still has a cookie.
+async function signedIn(): Promise<boolean> {
+  try {
+    return Boolean(await currentConsoleUser());
+  } catch {
+    return false;
+  }
+}
+
+// The origin the browser used, for callbackUrls next-auth writes as absolute URLs: NEXTAUTH_URL's
+// when set (the README's advice behind a proxy), else the first forwarded host or the Host header,
+// normalised as a URL parser reads it ("EXAMPLE.com:443" under https is "https://example.com").
+// Only a URL of this origin is followed; a wrong guess lands on the path's own page or "/", never
+// elsewhere (paths are resolved against this origin, so it must itself be a valid one).
 async function requestOrigin(): Promise<string> {
+  const configured = originOf(process.env.NEXTAUTH_URL);
+  if (configured) return configured;
   const h = await headers();
-  const host = h.get("x-forwarded-host") ?? h.get("host") ?? "localhost";
-  const proto = h.get("x-forwarded-proto") === "https" ? "https" : "http";
-  return `${proto}://${host}`;
+  const first = (name: string) => h.get(name)?.split(",")[0]?.trim() || null;
+  const proto = first("x-forwarded-proto") === "https" ? "https" : "http";
+  return originOf(`${proto}://${first("x-forwarded-host") ?? first("host") ?? "localhost"}`) ?? "http://localhost";
+}
+
+function originOf(url: string | undefined): string | null {
+  if (!url) return null;
+  try {
+    const origin = new URL(url).origin;
+    return origin === "null" ? null : origin;
+  } catch {
+    return null;
+  }
 }

@@ -1,6 +1,8 @@
+import path from "node:path";
 import pg from "pg";
 import { hmacBase64Url } from "@/lib/crypto/digest";
 import { CliError } from "@/lib/cli/commands/run-command";
+import { localDir, shownPath } from "@/lib/cli/paths";
 
 const CHECK_INPUT = "tollgate-secret-key-check-v1";
 
@@ -35,8 +37,8 @@ export async function assertSameSecretKey(databaseUrl: string, secret: string): 
       throw new CliError(
         "TOLLGATE_SECRET_KEY differs from the one this database was first used with: this process could not open stored secrets, " +
           "its deliveries would be refused and its downstream keys would differ. Start it with the same TOLLGATE_SECRET_KEY as the " +
-          "web app (without DATABASE_URL, `npm start` keeps one in .tollgate/secret-key). If you changed the key on purpose, start " +
-          "once with TOLLGATE_SECRET_KEY_REPLACED=1.",
+          `web app (without DATABASE_URL, \`npm start\` keeps one in ${shownPath(path.join(localDir, "secret-key"))}). If you changed ` +
+          "the key on purpose, start once with TOLLGATE_SECRET_KEY_REPLACED=1.",
       );
     }
   } finally {

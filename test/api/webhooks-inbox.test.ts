@@ -428,7 +428,8 @@ describe("the handled view", () => {
     const shown = async () => (await as.operator.request("GET", `/t/acme/inbox?status=handled&connection=audits`)).text;
     let html = await shown();
     expect(html).toContain("Matched as");
-    expect(html).toContain(`href="/t/acme/operations/${op.operationId}"`);
+    // The link carries where it was opened from, for the trace's breadcrumb.
+    expect(html).toContain(`href="/t/acme/operations/${op.operationId}?from=inbox"`);
     // No note was written: the stored default is not quoted as if someone had.
     const decisionLine = html.match(/<p class="small decision">.*?<\/p>/)?.[0];
     expect(decisionLine).toContain("Matched");
@@ -436,7 +437,7 @@ describe("the handled view", () => {
 
     await app.db.$executeRaw`DELETE FROM operation WHERE id = ${op.operationId}`;
     html = await shown();
-    expect(html).not.toContain(`href="/t/acme/operations/${op.operationId}"`);
+    expect(html).not.toContain(`href="/t/acme/operations/${op.operationId}`);
     expect(html).toContain("no longer stored: pruned after its retention");
   });
 });

@@ -99,6 +99,25 @@ describe("the console while the database cannot be reached", () => {
     await context.close();
   });
 
+  // /signin sends someone with a session onwards, which reads their account: with the database
+  // away that must not fail the page for everyone who still has a cookie (review, 2026-12-01).
+  it("someone with a session who opens /signin gets the form, not an error page", async () => {
+    const context = await browser.newContext();
+    const page = await signIn(context, server.baseUrl, operator);
+    await databaseDown();
+    try {
+      const res = await page.goto(`${server.baseUrl}/signin`);
+      expect(res?.status()).toBe(200);
+      await page.getByRole("button", { name: "Sign in" }).waitFor();
+    } finally {
+      await databaseBack();
+    }
+    // Back up, the session still counts: /signin sends it on.
+    await page.goto(`${server.baseUrl}/signin`);
+    expect(new URL(page.url()).pathname).toBe("/t/acme");
+    await context.close();
+  });
+
   it("a console load whose shell fails gets the same page, and Try again brings the whole console", async () => {
     const context = await browser.newContext();
     const page = await signIn(context, server.baseUrl, operator);

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { ZodError } from "zod";
 import { ProblemError } from "@/lib/http/problem";
+import { localDir, shownPath } from "@/lib/cli/paths";
 
 export class CliError extends Error {}
 
@@ -30,7 +31,7 @@ export const usage = `Usage: npm run tollgate -- <command>
                                           every tool that is not read-only is claimed and completed in Tollgate
                                           (TOLLGATE_URL, TOLLGATE_API_KEY: an agent key; needs no database)
 
-Without DATABASE_URL every command uses the embedded PostgreSQL under .tollgate/.`;
+Without DATABASE_URL every command uses the embedded PostgreSQL under ${shownPath(localDir)}/.`;
 
 type Handler = (args: string[]) => Promise<number>;
 

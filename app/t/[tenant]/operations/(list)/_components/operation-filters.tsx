@@ -73,6 +73,10 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
   // cross the other: say so beside the dates rather than leave an empty table unexplained.
   const emptyRange = hasEmptyTimeRange(query);
   const rangeHint = emptyRange ? "ops-range-hint" : undefined;
+  const swapDates = () => {
+    set({ from: query.to, to: query.from });
+    focusCreatedFrom();
+  };
 
   return (
     <form
@@ -146,6 +150,7 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
         <div className="row">
           <input
             type="datetime-local"
+            id={CREATED_FROM_ID}
             aria-label="Created from (UTC)"
             aria-invalid={emptyRange || undefined}
             aria-describedby={rangeHint}
@@ -164,14 +169,17 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
             onChange={(e) => set({ to: fromInput(e.target.value) }, typing)}
           />
         </div>
-        {emptyRange ? (
-          <p id="ops-range-hint" className="warn-text ops-range-hint">
-            “From” is not before “before”: nothing can match.{" "}
-            <button type="button" className="link-button" onClick={() => set({ from: query.to, to: query.from })}>
-              Swap them
-            </button>
-          </p>
-        ) : null}
+        {/* Always there, so a screen reader announces the hint when a typed date makes it appear. */}
+        <p id="ops-range-hint" className="warn-text ops-range-hint" aria-live="polite">
+          {emptyRange ? (
+            <>
+              “From” is not before “before”: nothing can match.{" "}
+              <button type="button" className="link-button" onClick={swapDates}>
+                Swap them
+              </button>
+            </>
+          ) : null}
+        </p>
       </div>
       <div className="ops-checks">
         <label className="ops-check">
@@ -185,6 +193,13 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
       </div>
     </form>
   );
+}
+
+const CREATED_FROM_ID = "ops-created-from";
+
+// After a swap its button is gone: the keyboard goes on from the first of the two dates.
+export function focusCreatedFrom(): void {
+  document.getElementById(CREATED_FROM_ID)?.focus();
 }
 
 // <input type="datetime-local"> speaks local wall-clock time without a zone; the console

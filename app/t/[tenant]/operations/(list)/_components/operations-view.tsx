@@ -19,7 +19,7 @@ import {
 } from "@/lib/console/operations-query";
 import { operationColumns, type OperationListItem } from "./operation-columns";
 import { KeyDigestFinder, SearchAsKey } from "./key-digest-finder";
-import { OperationFilters } from "./operation-filters";
+import { focusCreatedFrom, OperationFilters } from "./operation-filters";
 import { SavedViews, type SavedViewItem } from "./saved-views";
 
 export type OperationsTotalView = { kind: "exact" | "at-least" | "estimate"; n: number } | null;
@@ -68,7 +68,14 @@ export function OperationsView(props: Props) {
   ) : hasEmptyTimeRange(query) ? (
     <EmptyState title="The time range is empty">
       “Created from” is not before “created before”, so no operation can match.{" "}
-      <button type="button" className="link-button" onClick={() => void setQuery({ from: query.to, to: query.from, ...operationsPositionReset }, { history: "push" })}>
+      <button
+        type="button"
+        className="link-button"
+        onClick={() => {
+          void setQuery({ from: query.to, to: query.from, ...operationsPositionReset }, { history: "push" });
+          focusCreatedFrom();
+        }}
+      >
         Swap the two dates
       </button>
     </EmptyState>
