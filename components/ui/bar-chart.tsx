@@ -4,6 +4,13 @@ export function BarChart({ title, points, height = 120, color = "#1d4ed8" }: { t
   const max = Math.max(1, ...points.map((p) => p.value));
   const width = 600;
   const barWidth = width / Math.max(1, points.length);
+  // 24 h of minutes is 1,440 buckets in 600 units: a bucket is 0.42 units. Such bars are drawn 2 units
+  // wide (they overlap; the tallest shows), spread so the last one ends at the right edge: drawn at
+  // i × 0.42 + 0.5 and 1 unit wide, the last minutes fell past it, and a fresh install's chart was
+  // empty under "total 36" (console review). Wide bars keep a 1-unit gap.
+  const narrow = barWidth < 3;
+  const barDrawn = narrow ? 2 : barWidth - 1;
+  const barX = (i: number) => (narrow ? (i * (width - barDrawn)) / Math.max(1, points.length - 1) : i * barWidth + 0.5);
   const total = points.reduce((sum, p) => sum + p.value, 0);
   return (
     <figure style={{ margin: 0 }}>
@@ -18,7 +25,7 @@ export function BarChart({ title, points, height = 120, color = "#1d4ed8" }: { t
         {points.map((p, i) => {
           const h = (p.value / max) * (height - 4);
           return (
-            <rect key={p.label} x={i * barWidth + 0.5} y={height - h} width={Math.max(1, barWidth - 1)} height={h} fill={color}>
+            <rect key={p.label} x={barX(i)} y={height - h} width={barDrawn} height={h} fill={color}>
               <title>{`${p.label}: ${p.value}`}</title>
             </rect>
           );
