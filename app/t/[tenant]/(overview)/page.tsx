@@ -154,7 +154,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ tenan
           </p>
         ) : (
           <div className="table-wrap">
-            <table className="data">
+            <table className="data conflict-tools">
               <thead>
                 <tr>
                   <th scope="col">Tool</th>
@@ -172,7 +172,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ tenan
               <tbody>
                 {stats.topConflictTools.map((t) => (
                   <tr key={t.tool}>
-                    <td>
+                    <td className="c-tool" title={t.tool}>
                       <code>{t.tool}</code>
                     </td>
                     <td className="num">

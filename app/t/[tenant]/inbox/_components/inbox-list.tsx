@@ -165,7 +165,7 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
                   {c.id}
                 </Link>
               </td>
-              <td>
+              <td className="c-tool" title={c.tool}>
                 <code>{c.tool}</code>
               </td>
               <td>
