@@ -213,17 +213,19 @@ describe("the hot path's pipelined connection", () => {
       const [{ pid }] = (await runHot<{ pid: number }>(sql, { name: "pid", text: "SELECT pg_backend_pid() AS pid" }, [])) as [{ pid: number }];
       await locker.query("SELECT pg_advisory_lock($1)", [lockKey]);
       const waiting = runHot(sql, { name: "wait", text: "SELECT pg_advisory_xact_lock($1::bigint)" }, [lockKey]);
+      // The backend's FATAL answer rejects the waiting statement; the next one is sent in the same
+      // turn, before pg has seen the socket close. (The handler is attached at once: attached after
+      // the backend was ended, the rejection could come first and be reported unhandled, which
+      // failed a CI run although every test passed.)
+      const next = waiting.then(
+        () => "the waiting statement succeeded",
+        () => runHot<{ pid: number }>(sql, { name: "pid", text: "SELECT pg_backend_pid() AS pid" }, []),
+      );
       await waitFor("the statement waiting on the lock", async () => {
         const r = await locker.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'", [pid]);
         return r.rowCount === 1 || undefined;
       });
       await locker.query("SELECT pg_terminate_backend($1)", [pid]);
-      // The backend's FATAL answer rejects the waiting statement; the next one is sent in the same
-      // turn, before pg has seen the socket close.
-      const next = waiting.then(
-        () => "the waiting statement succeeded",
-        () => runHot<{ pid: number }>(sql, { name: "pid", text: "SELECT pg_backend_pid() AS pid" }, []),
-      );
       const rows = await next;
       expect(rows).toEqual([{ pid: expect.any(Number) }]);
       expect((rows as { pid: number }[])[0]!.pid).not.toBe(pid);
