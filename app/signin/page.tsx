@@ -4,6 +4,7 @@ import { redirect } from "next/navigation";
 import { currentConsoleUser } from "@/lib/auth/console-user";
 import { singleSignOnName } from "@/lib/auth/single-sign-on";
 import { safeCallbackUrl } from "@/lib/console/safe-callback-url";
+import { forwardedOrigin } from "@/lib/http/request-origin";
 import { SignInForm } from "./sign-in-form";
 import type { Metadata } from "next";
 
@@ -44,17 +45,12 @@ async function signedIn(): Promise<boolean> {
 }
 
 // The origin the browser used, for callbackUrls next-auth writes as absolute URLs: NEXTAUTH_URL's
-// when set (the README's advice behind a proxy), else the first forwarded host or the Host header,
-// normalised as a URL parser reads it ("EXAMPLE.com:443" under https is "https://example.com").
-// Only a URL of this origin is followed; a wrong guess lands on the path's own page or "/", never
-// elsewhere (paths are resolved against this origin, so it must itself be a valid one).
+// when set (the README's advice behind a proxy), else the forwarded or Host header's
+// (lib/http/request-origin.ts), normalised as a URL parser reads it ("EXAMPLE.com:443" under https
+// is "https://example.com"). Only a URL of this origin is followed; a wrong guess lands on the
+// path's own page or "/", never elsewhere (paths are resolved against this origin).
 async function requestOrigin(): Promise<string> {
-  const configured = originOf(process.env.NEXTAUTH_URL);
-  if (configured) return configured;
-  const h = await headers();
-  const first = (name: string) => h.get(name)?.split(",")[0]?.trim() || null;
-  const proto = first("x-forwarded-proto") === "https" ? "https" : "http";
-  return originOf(`${proto}://${first("x-forwarded-host") ?? first("host") ?? "localhost"}`) ?? "http://localhost";
+  return originOf(process.env.NEXTAUTH_URL) ?? originOf(forwardedOrigin(await headers(), new URL("http://localhost"))) ?? "http://localhost";
 }
 
 function originOf(url: string | undefined): string | null {

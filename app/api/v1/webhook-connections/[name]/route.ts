@@ -5,7 +5,7 @@ import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { getWebhookConnection } from "@/lib/webhooks/get-webhook-connection";
 import { putWebhookConnection } from "@/lib/webhooks/put-webhook-connection";
-import { requestOrigin } from "@/lib/webhooks/request-origin";
+import { requestOrigin } from "@/lib/http/request-origin";
 import { connectionNameSchema, webhookConnectionRequestSchema } from "@/lib/webhooks/webhook-schemas";
 import { otherMethods } from "@/lib/http/method-not-allowed";
 import { parsePathName } from "@/lib/http/path-params";

@@ -17,6 +17,8 @@ type Props = {
   tools: string[];
   principals: string[];
   busy: boolean;
+  // Swaps "created from" and "created before" (the page's empty state offers it too).
+  onSwapDates: () => void;
 };
 
 // Typing waits for a pause before it asks the server; picking from a list asks at once.
@@ -25,7 +27,7 @@ const picking = { history: "push" } as const;
 
 // The filter bar. Every control writes the URL (and so the server query); every change goes
 // back to the first page. Times are UTC, as everywhere else in the console.
-export function OperationFilters({ query, setQuery, tools, principals, busy }: Props) {
+export function OperationFilters({ query, setQuery, tools, principals, busy, onSwapDates }: Props) {
   const search = useRef<HTMLInputElement>(null);
   const states = useRef<HTMLDetailsElement>(null);
   // The State popover closes as a menu does: on Escape (focus back on its summary) and on a click
@@ -73,10 +75,6 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
   // cross the other: say so beside the dates rather than leave an empty table unexplained.
   const emptyRange = hasEmptyTimeRange(query);
   const rangeHint = emptyRange ? "ops-range-hint" : undefined;
-  const swapDates = () => {
-    set({ from: query.to, to: query.from });
-    focusCreatedFrom();
-  };
 
   return (
     <form
@@ -174,7 +172,7 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
           {emptyRange ? (
             <>
               “From” is not before “before”: nothing can match.{" "}
-              <button type="button" className="link-button" onClick={swapDates}>
+              <button type="button" className="link-button" onClick={onSwapDates}>
                 Swap them
               </button>
             </>
@@ -197,7 +195,7 @@ export function OperationFilters({ query, setQuery, tools, principals, busy }: P
 
 const CREATED_FROM_ID = "ops-created-from";
 
-// After a swap its button is gone: the keyboard goes on from the first of the two dates.
+// After a swap of the dates (its button gone), the keyboard goes on from the first of them.
 export function focusCreatedFrom(): void {
   document.getElementById(CREATED_FROM_ID)?.focus();
 }

@@ -52,6 +52,13 @@ export function OperationsView(props: Props) {
   const base = `/t/${props.tenant}/operations`;
   const filtered = hasOperationFilters(query);
 
+  // Both the filters' hint and the empty table offer it; its button is then gone, so the keyboard
+  // goes on from the first of the two dates.
+  const swapDates = () => {
+    void setQuery({ from: query.to, to: query.from, ...operationsPositionReset }, { history: "push" });
+    focusCreatedFrom();
+  };
+
   const onSortingChange = useCallback(
     (next: SortingState) => {
       const first = next[0];
@@ -68,14 +75,7 @@ export function OperationsView(props: Props) {
   ) : hasEmptyTimeRange(query) ? (
     <EmptyState title="The time range is empty">
       “Created from” is not before “created before”, so no operation can match.{" "}
-      <button
-        type="button"
-        className="link-button"
-        onClick={() => {
-          void setQuery({ from: query.to, to: query.from, ...operationsPositionReset }, { history: "push" });
-          focusCreatedFrom();
-        }}
-      >
+      <button type="button" className="link-button" onClick={swapDates}>
         Swap the two dates
       </button>
     </EmptyState>
@@ -103,7 +103,7 @@ export function OperationsView(props: Props) {
           </Link>
         ) : null}
       </div>
-      <OperationFilters query={query} setQuery={setQuery} tools={props.tools} principals={props.principals} busy={pending} />
+      <OperationFilters query={query} setQuery={setQuery} tools={props.tools} principals={props.principals} busy={pending} onSwapDates={swapDates} />
       <DataTable
         label="Operations"
         columns={columns}
