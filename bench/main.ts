@@ -15,7 +15,7 @@ const USAGE = `usage: npm run bench -- [protocol] [--quick] [--seconds N] [--war
   protocol         claims, completes, replays and 409s over HTTP and straight to PostgreSQL (default)
   console          the console's queries at 1M operations, and page TTFB (flags: npm run bench -- console --help)
   webhooks         verified webhook ingests beside the liveness route (flags: npm run bench -- webhooks --help)
-  paired           the c=16 ratios only, each route paired with liveness runs on either side [--rounds N] [--seconds S] [--node FLAGS]
+  paired           the c=16 ratios (--connections 1: the c=1 p50s), each route paired with liveness runs on either side [--rounds N] [--seconds S] [--node FLAGS] [--framework] [--connections 1]
   handler          Tollgate's own CPU per hot-path request, route handlers called in-process [--requests N] [--rounds N]
   floor-ab --sql F PostgreSQL's CPU per hot-path statement before and after applying a SQL file [--seed N] [--seconds S] [--rounds R]
   profile [replay|complete] where the server's CPU goes per request, against liveness (node --cpu-prof)

@@ -1,5 +1,5 @@
 -- POST of a claim's (or a complete's) headers and body to the bench-only framework-ceiling routes.
--- args: <static|dynamic>
+-- args: <static|dynamic|sql> (sql: the static path's claim body to echo-sql, which also sends `SELECT 1`)
 dofile(debug.getinfo(1, "S").source:match("^@(.*/)") .. "common.lua")
 
 local req
@@ -12,7 +12,8 @@ function init(args)
   else
     headers["Idempotency-Key"] = "framework-ceiling-0001"
     local body = '{"tool":"bench.charge","args":{"to":"customer@example.com","amount":4200,"currency":"eur"}}'
-    req = wrk.format("POST", "/api/bench-framework-ceiling/echo", headers, body)
+    local target = args[1] == "sql" and "/api/bench-framework-ceiling/echo-sql" or "/api/bench-framework-ceiling/echo"
+    req = wrk.format("POST", target, headers, body)
   end
 end
 
