@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import path from "node:path";
+import { nextServerArgs } from "@/lib/cli/next-server-args";
 
 // One real `next start` (the production server), started by the PID of node itself (not npx,
 // which would leave next-server behind), and stopped by that PID.
@@ -10,8 +10,7 @@ export type BenchServer = { baseUrl: string; pid: number; logs: string[]; stop: 
 // nodeArgs: extra flags for node itself (e.g. --cpu-prof to see where a request's time goes).
 export async function startServer(options: { databaseUrl: string; distDir: string; secret: string; nodeArgs?: string[] }): Promise<BenchServer> {
   const port = await freePort();
-  const bin = path.resolve("node_modules", "next", "dist", "bin", "next");
-  const child = spawn(process.env.BENCH_SERVER_NODE || process.execPath, [...(options.nodeArgs ?? []), bin, "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.env.BENCH_SERVER_NODE || process.execPath, [...(options.nodeArgs ?? []), ...nextServerArgs("start", port, "127.0.0.1")], {
     env: {
       ...process.env,
       NODE_ENV: "production",

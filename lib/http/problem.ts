@@ -21,6 +21,8 @@ export const problemCodes = {
   "webhook-connection-not-found": { status: 404, title: "Webhook connection not found" },
   "webhook-event-not-found": { status: 404, title: "Webhook event not found" },
   "method-not-allowed": { status: 405, title: "Method not allowed" },
+  // Answered by lib/http/front-door.cjs before Next.js routes the request (it repeats these three).
+  "request-timeout": { status: 408, title: "Request not received in time" },
   "operation-in-progress": { status: 409, title: "Another attempt holds the lease" },
   "outcome-unknown": { status: 409, title: "The outcome is unknown: reconcile, do not retry" },
   "lease-lost": { status: 409, title: "The lease was lost" },
@@ -34,7 +36,9 @@ export const problemCodes = {
   "unsupported-media-type": { status: 415, title: "Content-Type must be application/json" },
   "idempotency-key-reused": { status: 422, title: "Idempotency-Key reused with different arguments" },
   "retry-backoff": { status: 429, title: "Retry backoff not over yet" },
+  "request-header-too-large": { status: 431, title: "Request header fields too large" },
   "internal-error": { status: 500, title: "Internal error" },
+  "method-not-implemented": { status: 501, title: "Method not implemented" },
   "service-unavailable": { status: 503, title: "Service unavailable" },
 } as const;
 

@@ -126,6 +126,10 @@ describe("npm start without DATABASE_URL: the newcomer's embedded database with 
     const tools = await call(first.baseUrl, "GET", "/api/v1/tools", { key: adminKey });
     expect(tools.status, tools.text).toBe(200);
     expect((tools.body.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(["deploy.production", "payments.charge", "tickets.create"]);
+    // The server npm start runs has the front door (lib/http/front-door.cjs) before Next.js.
+    const propfind = await call(first.baseUrl, "PROPFIND", "/api/v1/tools");
+    expect(propfind.status, propfind.text).toBe(501);
+    expect(propfind.body).toMatchObject({ code: "method-not-implemented" });
     const claim = await call(first.baseUrl, "POST", "/api/v1/operations", {
       key: agentKey,
       headers: { "idempotency-key": "npm-start-first-claim" },

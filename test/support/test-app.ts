@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import path from "node:path";
 import { inject } from "vitest";
+import { nextServerArgs } from "@/lib/cli/next-server-args";
 import { createDb, type Db } from "@/lib/db";
 import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { createTenant } from "@/lib/tenants/create-tenant";
@@ -44,8 +44,7 @@ export async function startTestApp(options: { instances?: number; env?: Record<s
 
 export async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<Server> {
   const port = await freePort();
-  const bin = path.resolve("node_modules", "next", "dist", "bin", "next");
-  const child = spawn(process.execPath, [bin, "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, nextServerArgs("start", port, "127.0.0.1"), {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,

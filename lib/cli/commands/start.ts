@@ -5,6 +5,7 @@ import { createDb, type Db } from "@/lib/db";
 import { egressAllow } from "@/lib/env";
 import { openDatabase } from "@/lib/cli/database";
 import { ensureBuild } from "@/lib/cli/ensure-build";
+import { nextServerArgs } from "@/lib/cli/next-server-args";
 import { onStopSignal } from "@/lib/cli/on-stop-signal";
 import { serverSecret } from "@/lib/cli/local-secret";
 import { assertSameSecretKey } from "@/lib/cli/secret-key-check";
@@ -107,8 +108,7 @@ async function seedOrCount(db: Db, seed: boolean): Promise<{ credentials: DemoCr
 }
 
 function spawnNext(mode: "start" | "dev", port: number, databaseUrl: string): ChildProcess {
-  const bin = path.join(projectRoot, "node_modules", "next", "dist", "bin", "next");
-  return spawn(process.execPath, [bin, mode, "-p", String(port)], {
+  return spawn(process.execPath, nextServerArgs(mode, port), {
     cwd: projectRoot,
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, DATABASE_URL: databaseUrl, TOLLGATE_SECRET_KEY: serverSecret(), NEXT_TELEMETRY_DISABLED: "1" },

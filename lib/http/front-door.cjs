@@ -1,0 +1,111 @@
+// Loaded with `node --require` into the `next start` / `next dev` process (lib/cli/next-server-args.ts).
+// Some requests never reach a route, the proxy or instrumentation: Node's HTTP parser refuses
+// headers over its 16 KiB limit (431) and method names it does not know (400), with an empty
+// answer; Next.js answers WebDAV-style methods (PROPFIND, LOCK…) with an empty 400 and TRACE with
+// a plain-text 500 (the web Request it builds refuses that method). Here the one HTTP server
+// `next start` creates gets a problem+json answer for each, like every other error:
+// - a method outside GET, HEAD, OPTIONS, POST, PUT, PATCH and DELETE: 501 `method-not-implemented`
+//   (RFC 9110 §9.1: a method the server does not implement for any resource), CONNECT included;
+// - a request Node cannot parse: 431 `request-header-too-large`, 408 `request-timeout`, else 400
+//   `invalid-request`, each with `Connection: close` (the rest of the stream cannot be trusted).
+// Plain CommonJS because it runs before anything is compiled; the bodies match problemBody() in
+// lib/http/problem.ts, which test/unit/front-door.test.ts holds them to.
+"use strict";
+
+const http = require("node:http");
+
+const SERVED = new Set(["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE"]);
+const SERVED_TEXT = "GET, HEAD, OPTIONS, POST, PUT, PATCH and DELETE";
+
+const PROBLEMS = {
+  "invalid-request": { status: 400, title: "The request is not valid" },
+  "request-timeout": { status: 408, title: "Request not received in time" },
+  "request-header-too-large": { status: 431, title: "Request header fields too large" },
+  "method-not-implemented": { status: 501, title: "Method not implemented" },
+};
+
+const REASONS = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large", 501: "Not Implemented" };
+
+function problemText(code, detail) {
+  const { status, title } = PROBLEMS[code];
+  return JSON.stringify({ type: `urn:tollgate:problem:${code}`, title, status, detail, code });
+}
+
+// What Node's parser refused, by its error code (llhttp's HPE_* codes, Node's own for timeouts).
+function parseFailure(error) {
+  switch (error && error.code) {
+    case "HPE_HEADER_OVERFLOW":
+      return ["request-header-too-large", "The request's header fields exceed 16 KiB in all; send fewer or shorter headers."];
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+    case "HPE_HEADERS_TIMEOUT":
+      return ["request-timeout", "The request was not received in full in time."];
+    case "HPE_INVALID_METHOD":
+      return ["method-not-implemented", `This server implements ${SERVED_TEXT}.`];
+    default:
+      return ["invalid-request", "The request is not valid HTTP/1.1."];
+  }
+}
+
+// For operators: the same counter and logger the routes use, once the app has made them.
+function record(status, detail) {
+  const metrics = globalThis.tollgateMetrics;
+  if (metrics) metrics.httpRequests.inc({ route: "(before routing)", status: String(status) });
+  const logger = globalThis.tollgateLog;
+  if (logger) logger.warn({ status, detail }, "request refused before routing");
+}
+
+function onClientError(error, socket) {
+  // Nothing can be answered on a socket that is gone, or once an answer has begun on it.
+  const inFlight = socket._httpMessage;
+  if (error.code === "ECONNRESET" || !socket.writable || (inFlight && inFlight.headersSent)) {
+    socket.destroy(error);
+    return;
+  }
+  const [code, detail] = parseFailure(error);
+  const text = problemText(code, detail);
+  const status = PROBLEMS[code].status;
+  record(status, error.code);
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/problem+json\r\n` +
+      `Content-Length: ${Buffer.byteLength(text)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${text}`,
+  );
+}
+
+function refuseMethod(res, method) {
+  const text = problemText("method-not-implemented", `${method} is not implemented by this server; it implements ${SERVED_TEXT}.`);
+  record(501, method);
+  res.writeHead(501, {
+    "content-type": "application/problem+json",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+  });
+  res.end(text);
+}
+
+function onConnect(req, socket) {
+  const text = problemText("method-not-implemented", `CONNECT is not implemented by this server; it implements ${SERVED_TEXT}.`);
+  record(501, "CONNECT");
+  socket.end(
+    `HTTP/1.1 501 Not Implemented\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n` +
+      `Cache-Control: no-store\r\nConnection: close\r\n\r\n${text}`,
+  );
+}
+
+function guard(listener) {
+  return function guardedRequest(req, res) {
+    if (!SERVED.has(req.method)) return refuseMethod(res, req.method);
+    return listener.call(this, req, res);
+  };
+}
+
+const createServer = http.createServer;
+http.createServer = function createGuardedServer(...args) {
+  const at = args.findIndex((a) => typeof a === "function");
+  if (at >= 0) args[at] = guard(args[at]);
+  const server = createServer.apply(this, args);
+  server.on("clientError", onClientError);
+  server.on("connect", onConnect);
+  return server;
+};
+
+module.exports = { PROBLEMS, problemText, parseFailure, SERVED };
