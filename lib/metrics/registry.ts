@@ -3,7 +3,7 @@ import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client
 // One registry per process; each app instance exposes its own figures at /api/metrics
 // and Prometheus sums them. Kept on globalThis because Next dev reloads modules.
 type Metrics = ReturnType<typeof createMetrics>;
-const globalForMetrics = globalThis as unknown as { tollgateMetrics?: Metrics };
+const globalForMetrics = globalThis as unknown as { tollgateMetrics?: Metrics; tollgateRefusedBeforeMetrics?: Record<string, number> };
 
 function createMetrics() {
   const registry = new Registry();
@@ -60,6 +60,14 @@ function createMetrics() {
 }
 
 export function metrics(): Metrics {
-  globalForMetrics.tollgateMetrics ??= createMetrics();
+  if (!globalForMetrics.tollgateMetrics) {
+    const made = createMetrics();
+    // Requests lib/http/front-door.cjs refused before any route made these metrics.
+    for (const [status, count] of Object.entries(globalForMetrics.tollgateRefusedBeforeMetrics ?? {})) {
+      made.httpRequests.inc({ route: "(before routing)", status }, count);
+    }
+    globalForMetrics.tollgateRefusedBeforeMetrics = undefined;
+    globalForMetrics.tollgateMetrics = made;
+  }
   return globalForMetrics.tollgateMetrics;
 }

@@ -72,6 +72,10 @@ describe("requests Next.js never routes", () => {
     expect(reply.headers.get("connection")).toBe("close");
   });
 
+  it("bytes that are not HTTP at all (a TLS handshake on the plain port) are a 400, not a 501", async () => {
+    expectProblem(await raw("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"), 400, "invalid-request");
+  });
+
   it("CONNECT is a 501 too", async () => {
     expectProblem(await raw("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"), 501, "method-not-implemented");
   });
