@@ -73,13 +73,16 @@ function record(status, detail) {
 // Written raw (there is no response object here), then the socket destroyed: http.Server keeps
 // connections half-open, so an end() alone would leave it open for as long as the client likes.
 function answerAndClose(socket, status, text) {
+  // A client that reads nothing cannot hold it either.
+  const timer = setTimeout(() => socket.destroy(), 5_000).unref();
   socket.end(
     `HTTP/1.1 ${status} ${REASONS[status]}\r\nContent-Type: application/problem+json\r\n` +
       `Content-Length: ${Buffer.byteLength(text)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${text}`,
-    () => socket.destroy(),
+    () => {
+      clearTimeout(timer);
+      socket.destroy();
+    },
   );
-  // A client that reads nothing cannot hold it either.
-  setTimeout(() => socket.destroy(), 5_000).unref();
 }
 
 function onClientError(error, socket) {
