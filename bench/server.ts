@@ -10,7 +10,10 @@ export type BenchServer = { baseUrl: string; pid: number; logs: string[]; stop: 
 // nodeArgs: extra flags for node itself (e.g. --cpu-prof to see where a request's time goes).
 export async function startServer(options: { databaseUrl: string; distDir: string; secret: string; nodeArgs?: string[] }): Promise<BenchServer> {
   const port = await freePort();
-  const child = spawn(process.env.BENCH_SERVER_NODE || process.execPath, [...(options.nodeArgs ?? []), ...nextServerArgs("start", port, "127.0.0.1")], {
+  // BENCH_FRONT_DOOR=0 starts the server without lib/http/front-door.cjs, for an A/B of its cost.
+  const serverArgs = nextServerArgs("start", port, "127.0.0.1");
+  const args = process.env.BENCH_FRONT_DOOR === "0" ? serverArgs.slice(2) : serverArgs;
+  const child = spawn(process.env.BENCH_SERVER_NODE || process.execPath, [...(options.nodeArgs ?? []), ...args], {
     env: {
       ...process.env,
       NODE_ENV: "production",
