@@ -4,8 +4,8 @@
 // answer; Next.js answers WebDAV-style methods (PROPFIND, LOCK…) with an empty 400 and TRACE with
 // a plain-text 500 (the web Request it builds refuses that method). Here the one HTTP server
 // `next start` creates gets a problem+json answer for each, like every other error:
-// - a method outside GET, HEAD, OPTIONS, POST, PUT, PATCH and DELETE: 501 `method-not-implemented`
-//   (RFC 9110 §9.1: a method the server does not implement for any resource), CONNECT included;
+// - a method outside GET, HEAD, OPTIONS, POST, PUT, PATCH and DELETE: 501 `unsupported-method`
+//   (RFC 9110 §9.1: a method no resource of the server serves), CONNECT included;
 // - a request Node cannot parse: 431 `request-header-too-large`, 408 `request-timeout`, 413
 //   `payload-too-large` (chunk extensions over Node's limit), 501 for a method name it does not
 //   know, else 400 `invalid-request`; each with `Connection: close`, and the socket destroyed once
@@ -26,7 +26,7 @@ const PROBLEMS = {
   "request-timeout": { status: 408, title: "Request not received in time" },
   "payload-too-large": { status: 413, title: "Request body too large" },
   "request-header-too-large": { status: 431, title: "Request header fields too large" },
-  "method-not-implemented": { status: 501, title: "Method not implemented" },
+  "unsupported-method": { status: 501, title: "Method not supported by this server" },
 };
 
 const REASONS = { 400: "Bad Request", 408: "Request Timeout", 413: "Payload Too Large", 431: "Request Header Fields Too Large", 501: "Not Implemented" };
@@ -49,7 +49,7 @@ function parseFailure(error) {
       return ["payload-too-large", "The request's chunk extensions exceed the server's limit."];
     case "HPE_INVALID_METHOD":
       if (/^[A-Z][A-Z_-]* /.test(String(error.rawPacket ?? "").slice(0, 40))) {
-        return ["method-not-implemented", `This server implements ${SERVED_TEXT}.`];
+        return ["unsupported-method", `This server serves ${SERVED_TEXT}.`];
       }
       return ["invalid-request", "The request is not valid HTTP/1.1."];
     default:
@@ -99,7 +99,7 @@ function onClientError(error, socket) {
 }
 
 function refuseMethod(res, method) {
-  const text = problemText("method-not-implemented", `${method} is not implemented by this server; it implements ${SERVED_TEXT}.`);
+  const text = problemText("unsupported-method", `${method} is not served by this server; it serves ${SERVED_TEXT}.`);
   record(501, method);
   res.writeHead(501, {
     "content-type": "application/problem+json",
@@ -114,7 +114,7 @@ function refuseMethod(res, method) {
 function onConnect(req, socket) {
   socket.on("error", () => socket.destroy());
   record(501, "CONNECT");
-  answerAndClose(socket, 501, problemText("method-not-implemented", `CONNECT is not implemented by this server; it implements ${SERVED_TEXT}.`));
+  answerAndClose(socket, 501, problemText("unsupported-method", `CONNECT is not served by this server; it serves ${SERVED_TEXT}.`));
 }
 
 function guard(listener) {

@@ -38,7 +38,7 @@ export const problemCodes = {
   "retry-backoff": { status: 429, title: "Retry backoff not over yet" },
   "request-header-too-large": { status: 431, title: "Request header fields too large" },
   "internal-error": { status: 500, title: "Internal error" },
-  "method-not-implemented": { status: 501, title: "Method not implemented" },
+  "unsupported-method": { status: 501, title: "Method not supported by this server" },
   "service-unavailable": { status: 503, title: "Service unavailable" },
 } as const;
 

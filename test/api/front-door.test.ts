@@ -58,17 +58,17 @@ async function beforeRoutingCount(status: string): Promise<number> {
 describe("requests Next.js never routes", () => {
   it("a WebDAV method (PROPFIND) is a problem+json 501, not an empty 400", async () => {
     const reply = await raw("PROPFIND /api/v1/operations HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-    expectProblem(reply, 501, "method-not-implemented");
+    expectProblem(reply, 501, "unsupported-method");
     expect((reply.body as { detail: string }).detail).toContain("PROPFIND");
   });
 
   it("TRACE is a problem+json 501, not a plain-text 500", async () => {
-    expectProblem(await raw("TRACE /api/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), 501, "method-not-implemented");
+    expectProblem(await raw("TRACE /api/live HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), 501, "unsupported-method");
   });
 
   it("a method name Node's parser does not know is a 501 and closes the connection", async () => {
     const reply = await raw("BREW /api/live HTTP/1.1\r\nHost: x\r\n\r\n");
-    expectProblem(reply, 501, "method-not-implemented");
+    expectProblem(reply, 501, "unsupported-method");
     expect(reply.headers.get("connection")).toBe("close");
   });
 
@@ -77,7 +77,7 @@ describe("requests Next.js never routes", () => {
   });
 
   it("CONNECT is a 501 too", async () => {
-    expectProblem(await raw("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"), 501, "method-not-implemented");
+    expectProblem(await raw("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"), 501, "unsupported-method");
   });
 
   it("headers over 16 KiB are a problem+json 431, not an empty one", async () => {

@@ -129,7 +129,7 @@ describe("npm start without DATABASE_URL: the newcomer's embedded database with 
     // The server npm start runs has the front door (lib/http/front-door.cjs) before Next.js.
     const propfind = await call(first.baseUrl, "PROPFIND", "/api/v1/tools");
     expect(propfind.status, propfind.text).toBe(501);
-    expect(propfind.body).toMatchObject({ code: "method-not-implemented" });
+    expect(propfind.body).toMatchObject({ code: "unsupported-method" });
     const claim = await call(first.baseUrl, "POST", "/api/v1/operations", {
       key: agentKey,
       headers: { "idempotency-key": "npm-start-first-claim" },

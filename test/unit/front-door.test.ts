@@ -54,7 +54,7 @@ describe("the front door's problems", () => {
   it("maps Node's parser errors to a status", () => {
     expect(frontDoor.parseFailure({ code: "HPE_HEADER_OVERFLOW" })[0]).toBe("request-header-too-large");
     expect(frontDoor.parseFailure({ code: "ERR_HTTP_REQUEST_TIMEOUT" })[0]).toBe("request-timeout");
-    expect(frontDoor.parseFailure({ code: "HPE_INVALID_METHOD", rawPacket: Buffer.from("BREW /pot HTTP/1.1\r\n") })[0]).toBe("method-not-implemented");
+    expect(frontDoor.parseFailure({ code: "HPE_INVALID_METHOD", rawPacket: Buffer.from("BREW /pot HTTP/1.1\r\n") })[0]).toBe("unsupported-method");
     // A TLS handshake on the plain port is not a request with an odd method.
     expect(frontDoor.parseFailure({ code: "HPE_INVALID_METHOD", rawPacket: Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00]) })[0]).toBe("invalid-request");
     expect(frontDoor.parseFailure({ code: "HPE_INVALID_METHOD" })[0]).toBe("invalid-request");
