@@ -34,6 +34,11 @@ export async function saveView(options: { db: Db; tenantId: string; user: Actor;
   const query = viewQueryString(loadOperationsQuery(input.query.replace(/^\?/, "")));
   const key = { tenantId: options.tenantId, userId: options.user.id, name: input.name };
   return options.db.$transaction(async (tx) => {
+    // The person's row, locked first, serializes their saves (two tabs, two server instances):
+    // otherwise two saves at 49 views each counted 49 and both stored, and two saves of one new
+    // name both found nothing before them and both audited a creation. Each statement below
+    // reads what the save before it committed.
+    await tx.$queryRaw`SELECT 1 FROM app_user WHERE id = ${options.user.id} FOR NO KEY UPDATE`;
     const before = await tx.savedView.findUnique({ where: { tenantId_userId_name: key } });
     if (!before && (await tx.savedView.count({ where: { tenantId: key.tenantId, userId: key.userId } })) >= MAX_SAVED_VIEWS) {
       throw new ProblemError("invalid-request", `You have ${MAX_SAVED_VIEWS} saved views in this tenant; delete one first.`);

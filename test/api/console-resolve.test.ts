@@ -5,6 +5,7 @@ import { anonymousConsole, signInConsole, type ConsoleClient } from "../support/
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
+import { MAX_SAVED_VIEWS } from "@/lib/console/saved-views";
 
 // The console's mutating routes at the HTTP level (issue 4: "Role checks on every mutating
 // route/action are also covered at the HTTP level"). Every request goes through next-auth's real
@@ -418,6 +419,37 @@ describe("console: concurrent resolves of one operation across two server instan
     const resolved = stored.audit.filter((a) => a.action === "operation.resolved");
     expect(resolved).toHaveLength(1);
     expect(resolved[0]?.reason).toBe(winners[0]);
+  });
+});
+
+describe("console: concurrent saves of one person's views across two server instances", () => {
+  it("stores at most MAX_SAVED_VIEWS views however many saves race for the last place", async () => {
+    const login = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+    const user = await app.db.user.findUniqueOrThrow({ where: { email: login.email } });
+    await app.db.savedView.createMany({
+      data: Array.from({ length: MAX_SAVED_VIEWS - 1 }, (_, i) => ({ id: `view_race_${user.id}_${i}`, tenantId: acme.tenantId, userId: user.id, name: `existing ${i}`, query: "" })),
+    });
+    const session = await signInConsole(app.baseUrl, login);
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => session.on(app.servers[i % 2]!.baseUrl).post("/api/console/acme/saved-views", { name: `racer ${i}`, query: "?state=unknown" })),
+    );
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+    for (const r of replies.filter((r) => r.status !== 201)) expectProblem(r, 400, "invalid-request");
+    expect(await app.db.savedView.count({ where: { tenantId: acme.tenantId, userId: user.id } })).toBe(MAX_SAVED_VIEWS);
+  });
+
+  it("creates a new name once and replaces it for every other save racing with it", async () => {
+    const login = await createConsoleUser(app.db, { role: "viewer", tenants: ["acme"] });
+    const session = await signInConsole(app.baseUrl, login);
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => session.on(app.servers[i % 2]!.baseUrl).post("/api/console/acme/saved-views", { name: "Same name", query: `?tool=racer-${i}` })),
+    );
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    const views = await app.db.savedView.findMany({ where: { tenantId: acme.tenantId, name: "Same name", user: { email: login.email } } });
+    expect(views).toHaveLength(1);
+    const audit = await app.db.auditEvent.findMany({ where: { tenantId: acme.tenantId, targetType: "saved_view", targetId: views[0]!.id }, orderBy: { id: "asc" } });
+    expect(audit.map((a) => a.action).filter((a) => a === "saved-view.created")).toHaveLength(1);
+    expect(audit.filter((a) => a.action === "saved-view.updated")).toHaveLength(7);
   });
 });
 
