@@ -17,6 +17,8 @@ export type ConsoleRequestOptions = {
 export type ConsoleClient = {
   email: string | null;
   baseUrl: string;
+  // The session's Cookie header (null when signed out), for requests this client cannot make.
+  cookie: string | null;
   request: (method: string, path: string, options?: ConsoleRequestOptions) => Promise<Reply>;
   post: (path: string, body?: unknown, options?: Omit<ConsoleRequestOptions, "body">) => Promise<Reply>;
   // The same session against another server instance (next-auth's JWT is valid on every instance).
@@ -95,6 +97,7 @@ function client(baseUrl: string, email: string | null, cookie: string | null): C
   return {
     email,
     baseUrl,
+    cookie,
     request,
     post: (path, body, options = {}) => request("POST", path, { ...options, body }),
     on: (other) => client(other, email, cookie),
