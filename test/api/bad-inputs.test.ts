@@ -157,6 +157,7 @@ const cases: BadRequest[] = [
   { name: "no content type at all (claim)", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-noct", rawBody: JSON.stringify(validClaim), expected: { status: 415, code: "unsupported-media-type" } },
   { name: "claim body over 64 KiB", method: "POST", path: claimPath, key: (k) => k.a.agent, idempotencyKey: "k-big", body: { tool: TOOL, args: { pad: "x".repeat(64 * KiB) } }, expected: { status: 413, code: "payload-too-large" } },
   { name: "tool PUT body over 64 KiB", ...toolPut("x", { description: "x".repeat(64 * KiB) }), expected: { status: 413, code: "payload-too-large" } },
+  { name: "complete body over 256 KiB", method: "POST", path: "/api/v1/operations/op_x/complete", key: (k) => k.a.agent, body: { fencingToken: "1", outcome: "succeeded", result: { body: "x".repeat(256 * KiB) } }, expected: { status: 413, code: "payload-too-large" } },
 
   // The tool name in the path.
   { name: "tool name with a space and capitals (PUT)", ...toolPut("Bad%20Name", {}), expected: { status: 400, code: "invalid-request", errorPath: "name" } },
