@@ -11,6 +11,7 @@ import { endSession, newSessionId, sessionEndsAt } from "@/lib/auth/ended-sessio
 import { clearSignInFailures, SIGN_IN_LOCKED, takeSignInTry } from "@/lib/auth/sign-in-throttle";
 import { SIGN_IN_UNAVAILABLE } from "@/lib/auth/sign-in-lock-code";
 import { unstorableText } from "@/lib/http/json-limits";
+import { safeCallbackUrl } from "@/lib/console/safe-callback-url";
 
 let cached: AuthOptions | undefined;
 
@@ -62,6 +63,13 @@ export function authOptions(): AuthOptions {
     session: { strategy: "jwt", maxAge: Math.round(e.TOLLGATE_SESSION_HOURS * 3600) },
     pages: { signIn: "/signin" },
     callbacks: {
+      // Where next-auth sends a browser after signing in or out. Its default parsed any
+      // callbackUrl with `new URL()` uncaught, on every action and from a cookie too: "?callbackUrl=x",
+      // a JSON `"callbackUrl": 1` or a planted `next-auth.callback-url` cookie was a 500 on every
+      // console request. Only a place on this console is followed, as on the sign-in page.
+      redirect({ url, baseUrl }) {
+        return `${baseUrl}${safeCallbackUrl(typeof url === "string" ? url : null, baseUrl)}`;
+      },
       // SSO signs in only people an admin created, matched by an email the provider verified;
       // nobody is auto-provisioned.
       async signIn({ account, profile }) {

@@ -63,9 +63,11 @@ describe("next-auth's endpoints", () => {
   });
 
   it("answers a GET of the credentials callback (it takes a POST) and a POST of a GET-only endpoint with a 405 and Allow", async () => {
-    const callback = await raw("GET", "/api/auth/callback/credentials");
-    expectProblem(callback, 405, "method-not-allowed", "GET callback/credentials");
-    expect(callback.headers.allow).toBe("POST, OPTIONS");
+    for (const method of ["GET", "HEAD"]) {
+      const callback = await raw(method, "/api/auth/callback/credentials");
+      expect([callback.status, callback.headers.allow], `${method} callback/credentials`).toEqual([405, "POST, OPTIONS"]);
+      if (method === "GET") expectProblem(callback, 405, "method-not-allowed", "GET callback/credentials");
+    }
     for (const path of ["/api/auth/providers", "/api/auth/csrf"]) {
       const res = await raw("POST", path, { "content-type": "application/x-www-form-urlencoded" }, "");
       expectProblem(res, 405, "method-not-allowed", `POST ${path}`);
@@ -77,6 +79,37 @@ describe("next-auth's endpoints", () => {
     const res = await session.request("POST", "/api/auth/session", { rawBody: "data=x", headers: { "content-type": "application/x-www-form-urlencoded" } });
     expect([res.status, res.headers.get("content-type"), res.body?.code], res.text).toEqual([400, "application/problem+json", "invalid-request"]);
     expect(res.text).not.toContain("[object Object]");
+  });
+
+  it("leaves next-auth's HTML pages as they are: a refused SSO sign-in ends on its Access Denied page, not on JSON", async () => {
+    const res = await raw("GET", "/api/auth/error?error=AccessDenied");
+    expect([res.status, res.headers["content-type"]]).toEqual([403, "text/html"]);
+    expect(res.text).toContain("Access Denied");
+  });
+
+  it("answers a callbackUrl next-auth cannot read with a 400 (query) or leaves it out (a cookie, expired), and follows none off this console (a JSON body included): never a 500", async () => {
+    for (const path of ["/api/auth/csrf?callbackUrl=x", "/api/auth/session?callbackUrl=http://%25", "/api/auth/signin?callbackUrl=/t/acme&callbackUrl=javascript:x"]) {
+      const res = await raw("GET", path);
+      expectProblem(res, 400, "invalid-request", path);
+      expect(JSON.parse(res.text).errors).toEqual([{ path: "query.callbackUrl", message: "not a path or an http(s) URL" }]);
+    }
+    for (const path of ["/api/auth/csrf?callbackUrl=/t/acme", "/api/auth/providers?callbackUrl=//evil.example", "/api/auth/session?callbackUrl=https://evil.example/"]) {
+      const res = await raw("GET", path);
+      expect(res.status, `${path}: ${res.text.slice(0, 200)}`).toBe(200);
+    }
+    const signin = await raw("POST", "/api/auth/signin/credentials", { "content-type": "application/json" }, JSON.stringify({ callbackUrl: 1, csrfToken: "x" }));
+    expect(signin.status, signin.text.slice(0, 200)).toBeLessThan(500);
+    for (const value of ["x", "http://%", "https://evil.example/"]) {
+      const cookie = `${session.cookie}; next-auth.callback-url=${encodeURIComponent(value)}`;
+      for (const path of ["/api/console/acme/saved-views", "/t/acme/operations", "/", "/api/auth/csrf", "/api/auth/session"]) {
+        const res = await raw("GET", path, { cookie });
+        expect(res.status, `${path} with ${value}: ${res.text.slice(0, 200)}`).toBeLessThan(400);
+        // The browser is told to drop a cookie next-auth cannot read, or given one naming this console.
+        const written = [res.headers["set-cookie"] ?? []].flat().find((c) => c.startsWith("next-auth.callback-url="));
+        if (value === "x" || value === "http://%") expect(written, `${path} with ${value}`).toMatch(/^next-auth\.callback-url=;.*Max-Age=0/i);
+        else if (written) expect(decodeURIComponent(written.split(";")[0]!.split("=")[1]!), path).toMatch(new RegExp(`^${app.baseUrl}/`));
+      }
+    }
   });
 
   it("still serves what the console uses: the CSRF token, the providers, the session, sign-in and sign-out", async () => {
