@@ -11,7 +11,9 @@ import { cookieHeaderWithout, expireCookies, unreadableCallbackCookies } from "@
 // cannot parse (lib/auth/auth-host.ts). A callback-url cookie next-auth would refuse (a 500) is
 // kept from it and expired (lib/auth/unreadable-callback-url.ts). A console page learns its own
 // path and query (a server component is not told it), so a visitor without a session is sent to
-// sign in and brought back to the very page (lib/auth/require-console.ts).
+// sign in and brought back to the very page (lib/auth/require-console.ts). Next.js reads the
+// body of a request the proxy sees before the route does (up to 10 MB): console bodies are small,
+// and any path with a "%" already took this way.
 export function proxy(request: NextRequest): Response | undefined {
   const segment = undecodableSegment(request.nextUrl.pathname);
   if (segment !== null) return undecodablePathResponse(segment);

@@ -82,6 +82,12 @@ const BY_STATUS: Record<number, ProblemCode> = { 400: "invalid-request", 401: "u
 function asProblem(response: Response, action: string): Response {
   if (response.status < 400) return response;
   const type = response.headers.get("content-type") ?? "";
+  // Its error page names the error in its query: "?error=Configuration" renders "Server error"
+  // with a 500 for anyone who asks. The failure it reports was answered (and logged) where it
+  // happened; showing the page is not one.
+  if (action === "error" && type.includes("text/html") && response.status >= 500) {
+    return new Response(response.body, { status: 200, headers: response.headers });
+  }
   if (type.includes("text/html") || (response.status < 500 && type.includes("application/json"))) return response;
   const code = BY_STATUS[response.status] ?? (response.status >= 500 ? "internal-error" : "invalid-request");
   const detail =

@@ -25,13 +25,16 @@ export function unreadableCallbackCookies(request: NextRequest): string[] {
 
 // The Cookie header without those cookies: what next-auth is given instead (proxy.ts).
 export function cookieHeaderWithout(header: string, names: string[]): string {
+  // A cookie sent without "=" is a name alone (read as the value "true").
+  const nameOf = (pair: string) => (pair.includes("=") ? pair.slice(0, pair.indexOf("=")) : pair).trim();
   return header
     .split(";")
-    .filter((pair) => !names.includes(pair.slice(0, pair.indexOf("=")).trim()))
+    .filter((pair) => !names.includes(nameOf(pair)))
     .join(";");
 }
 
-// Expires them in the browser too, so it stops sending them.
+// Asks the browser to drop them. One planted for a parent domain (Domain=) is not dropped by a
+// host-only expiry: it is kept from next-auth again on every request that carries it.
 export function expireCookies(response: NextResponse, names: string[]): void {
   for (const name of names) response.cookies.set(name, "", { path: "/", maxAge: 0, httpOnly: true, sameSite: "lax", secure: name.startsWith("__Secure-") });
 }

@@ -87,6 +87,12 @@ describe("next-auth's endpoints", () => {
     expect(res.text).toContain("Access Denied");
   });
 
+  it("shows its error page for a server error without answering a 500 itself (anyone can ask for ?error=Configuration)", async () => {
+    const res = await raw("GET", "/api/auth/error?error=Configuration");
+    expect([res.status, res.headers["content-type"]]).toEqual([200, "text/html"]);
+    expect(res.text).toContain("Server error");
+  });
+
   it("answers a callbackUrl next-auth cannot read with a 400 (query) or leaves it out (a cookie, expired), and follows none off this console (a JSON body included): never a 500", async () => {
     for (const path of ["/api/auth/csrf?callbackUrl=x", "/api/auth/session?callbackUrl=http://%25", "/api/auth/signin?callbackUrl=/t/acme&callbackUrl=javascript:x"]) {
       const res = await raw("GET", path);
