@@ -6,9 +6,9 @@ import { newRequestId } from "@/lib/http/request-context";
 // `new URL()` where nothing catches the error: a value that is not one host[:port] ("a:b", "", a
 // list such as "a, b") made every console page, console API route and sign-in endpoint a 500.
 // RFC 9112 §3.2 answers a Host with an invalid value with a 400, and so does Tollgate, for the
-// forwarded host as well, wherever the console asks next-auth: the proxy (console pages), the
-// console API's sign-in check, and the /api/auth routes. The agent API never reads either header
-// this way and is not refused.
+// forwarded host as well, in the proxy (proxy.ts), which sees every request that asks next-auth:
+// console pages, the console API and /api/auth. The agent API never reads either header this way
+// and is not refused.
 export function unusableConsoleHost(headers: Headers): ProblemError | null {
   // With NEXTAUTH_URL set, next-auth takes its origin from it and never reads these headers.
   if (process.env.NEXTAUTH_URL) return null;

@@ -1,7 +1,6 @@
 import NextAuth from "next-auth";
 import { NextRequest } from "next/server";
 import { authOptions } from "@/lib/auth/auth-options";
-import { unusableConsoleHost } from "@/lib/auth/auth-host";
 import { unreadableAuthBody } from "@/lib/auth/unreadable-auth-body";
 import { readableCallbackUrl } from "@/lib/auth/unreadable-callback-url";
 import { handleRequest } from "@/lib/http/handle-errors";
@@ -37,8 +36,6 @@ const ROUTE = "/api/auth/*";
 
 export async function authRoute(req: Request, ctx: { params: Promise<{ nextauth: string[] }> }): Promise<Response> {
   return handleRequest(req, ROUTE, async () => {
-    const badHost = unusableConsoleHost(req.headers);
-    if (badHost) throw badHost;
     // next-auth takes one it cannot read for its own misconfiguration: a 500.
     if (new URL(req.url).searchParams.getAll("callbackUrl").some((url) => url !== "" && !readableCallbackUrl(url))) {
       throw new ProblemError("invalid-request", "callbackUrl must be a path on this console or an http(s) URL.", {
