@@ -300,7 +300,7 @@ describe("prune: forgetting replayable results after their retention", () => {
       WHERE id = ${operationId}`;
   }
 
-  it("deletes only terminal operations past result_expires_at, never live ones; the key then starts anew and the audit survives", async () => {
+  it("deletes only terminal operations past result_expires_at, never live or flagged ones; the key then starts anew and the audit survives", async () => {
     const tool = await createTool({ backoff: { baseMs: 3_600_000, capMs: 3_600_000 } });
     const approvalTool = await createTool({ approval: "required", approvalTtlSeconds: 60 });
 
@@ -330,7 +330,18 @@ describe("prune: forgetting replayable results after their retention", () => {
     const settledStillOpen = await claimNew(tool, { n: 9 });
     await complete(settledStillOpen, { outcome: "succeeded" });
     await app.db.$executeRaw`UPDATE operation SET open_attempt_until = now() + interval '1 hour' WHERE id = ${settledStillOpen.operationId}`;
-    const live = [processing.operationId, pending.operationId, unknown.operationId, stillAwaiting.body.operationId, settledStillOpen.operationId];
+    // Succeeded, but flagged: attempt 1 reported success after its retryable failure had let
+    // attempt 2 start, so the tool may have acted twice. The flag waits for an operator.
+    const retryTool = await createTool({ takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const flagged = await claimNew(retryTool, { n: 10 });
+    expect((await complete(flagged, { outcome: "failed", retryable: true })).body.state).toBe("pending");
+    await new Promise((r) => setTimeout(r, 20));
+    const second = await claim(app.baseUrl, acme.agent, flagged.idem, { tool: retryTool, args: flagged.args });
+    expect(second.status, second.text).toBe(201);
+    expect((await complete(flagged, { outcome: "succeeded" })).body.code).toBe("lease-lost");
+    expect((await complete({ ...flagged, token: second.body.attempt.fencingToken }, { outcome: "succeeded" })).status).toBe(200);
+    expect((await operation(flagged.operationId)).flaggedAt).not.toBeNull();
+    const live = [processing.operationId, pending.operationId, unknown.operationId, stillAwaiting.body.operationId, settledStillOpen.operationId, flagged.operationId];
 
     for (const id of [...prunable, ...live]) await age(id);
     const states = await app.db.operation.findMany({ where: { id: { in: [...prunable, ...live] } }, select: { id: true, state: true } });
@@ -343,6 +354,7 @@ describe("prune: forgetting replayable results after their retention", () => {
       [unknown.operationId]: "unknown",
       [stillAwaiting.body.operationId]: "awaiting_approval",
       [settledStillOpen.operationId]: "succeeded",
+      [flagged.operationId]: "succeeded",
     });
     const auditBefore = await app.db.auditEvent.count({ where: { targetType: "operation", targetId: { in: prunable } } });
     expect(auditBefore).toBeGreaterThanOrEqual(6);
