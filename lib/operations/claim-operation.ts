@@ -3,6 +3,7 @@ import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
 import { sha256Hex } from "@/lib/crypto/digest";
 import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { ProblemError } from "@/lib/http/problem";
+import type { LogFields } from "@/lib/http/request-context";
 import { metrics } from "@/lib/metrics/registry";
 import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 import { returnClaimCandidate, takeClaimCandidate } from "@/lib/operations/claim-candidate";
@@ -49,6 +50,9 @@ export async function claimOperation(options: {
   keyDigest?: string;
   input: ClaimRequest;
   secret: string;
+  // The request's log line: which operation and attempt the answer is about, refusals
+  // (409, 422, 429) included. The route already logged the key digest, tool and workflow id it sent.
+  annotate?: (fields: LogFields) => void;
 }): Promise<ClaimOutcome> {
   const { db, key, input } = options;
   if (key.tools.length > 0 && !key.tools.includes(input.tool)) {
@@ -66,6 +70,7 @@ export async function claimOperation(options: {
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_claim returned nothing");
   returnClaimCandidate(candidate, r.op?.operationId);
+  if (r.op) options.annotate?.({ operationId: r.op.operationId, attempt: r.attempt?.number ?? r.op.attempts });
   metrics().claimSeconds.observe((performance.now() - started) / 1000);
   metrics().claims.inc({ result: r.code });
   // One path more than the 422 lists tells the trace whether others differ beyond them.

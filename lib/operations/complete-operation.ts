@@ -5,7 +5,8 @@ import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { metrics } from "@/lib/metrics/registry";
 import { canonicalJson, type Json } from "@/lib/operations/canonical-json";
 import type { CompleteRequest, OperationView } from "@/lib/operations/operation-schemas";
-import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
+import { operationLogFields, operationView, type SqlOperation } from "@/lib/operations/operation-view";
+import type { LogFields } from "@/lib/http/request-context";
 import { throwOperationProblem } from "@/lib/operations/operation-problems";
 
 const COMPLETE_SQL: HotStatement = {
@@ -24,6 +25,8 @@ export async function completeOperation(options: {
   key: AuthenticatedKey;
   operationId: string;
   input: CompleteRequest;
+  // The request's log line: told what the operation is, refusals (409 lease-lost …) included.
+  annotate?: (fields: LogFields) => void;
 }): Promise<{ view: OperationView; changed: boolean }> {
   const { db, key, input } = options;
   const result = normalizedResult(input);
@@ -44,6 +47,7 @@ export async function completeOperation(options: {
   ]);
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_complete returned nothing");
+  if (r.op) options.annotate?.(operationLogFields(r.op));
   metrics().completes.inc({ outcome: input.outcome, result: r.code });
   if (r.code === "completed" && r.state === "unknown") metrics().unknowns.inc({ cause: "reported" });
   if (r.becameUnknown) metrics().unknowns.inc({ cause: "contradicts-retry" });

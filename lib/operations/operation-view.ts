@@ -1,3 +1,4 @@
+import type { LogFields } from "@/lib/http/request-context";
 import type { OperationView, Replay } from "@/lib/operations/operation-schemas";
 
 // What the SQL functions return for an operation (tollgate_op_view), timestamps as PostgreSQL prints them.
@@ -17,7 +18,15 @@ export type SqlOperation = {
   resolution: (Omit<NonNullable<OperationView["resolution"]>, "at"> & { at: string }) | null;
   workflowId: string | null;
   principal: string;
+  // The first 16 hex characters of the key's SHA-256, as logs and the console show it.
+  keyDigest: string;
 };
+
+// What a request's log line says of the operation it touched, whatever the answer: `attempt` is
+// the operation's latest attempt (the reporter's own, unless a newer one superseded it).
+export function operationLogFields(op: SqlOperation): LogFields {
+  return { operationId: op.operationId, tool: op.tool, attempt: op.attempts, workflowId: op.workflowId ?? undefined, keyDigest: op.keyDigest };
+}
 
 // PostgreSQL prints a timestamptz in a UTC session as "2026-11-30T03:26:07.769231+00:00"
 // (fraction trimmed of trailing zeros, or absent). Those are rewritten as text, exactly as

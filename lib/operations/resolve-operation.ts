@@ -3,7 +3,8 @@ import { metrics } from "@/lib/metrics/registry";
 import type { OperationView, ResolveRequest } from "@/lib/operations/operation-schemas";
 import { throwOperationProblem } from "@/lib/operations/operation-problems";
 import { ProblemError } from "@/lib/http/problem";
-import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
+import { operationLogFields, operationView, type SqlOperation } from "@/lib/operations/operation-view";
+import type { LogFields } from "@/lib/http/request-context";
 
 // Settles an unknown outcome (or a processing one whose lease expired). The API's admin
 // route and the console both call this, so the rules (reason required, allowed states,
@@ -18,6 +19,7 @@ export async function resolveOperation(options: {
   // How many attempts the person had seen (the console sends it): if another ran since, what they
   // checked was about an earlier one, and the resolve is refused (409 invalid-state).
   seenAttempts?: number;
+  annotate?: (fields: LogFields) => void;
 }): Promise<OperationView> {
   const { db, input } = options;
   const rows = await db.$queryRaw<{ r: { code: string; op?: SqlOperation } }[]>`
@@ -26,6 +28,7 @@ export async function resolveOperation(options: {
       ${options.seenAttempts ?? null}::int) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_resolve returned nothing");
+  if (r.op) options.annotate?.(operationLogFields(r.op));
   if (r.code === "resolved" && r.op) {
     metrics().resolutions.inc({ outcome: input.outcome });
     return operationView(r.op);

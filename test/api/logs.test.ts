@@ -147,6 +147,39 @@ describe("request logs", () => {
     expect(line).toMatchObject({ status: 200, keyDigest: logDigest(idemKey), tool: TOOL, operationId: replies.claim!.body.operationId, tenantId: keys.tenantId });
   });
 
+  it("name the operation on every protocol line, refusals included: key digest, tool, operation, attempt, workflow", async () => {
+    const key = `idem-${randomBytes(12).toString("hex")}`;
+    const body = { tool: TOOL, args: { title: "Toner low" }, workflowId: "wf-logs" };
+    const granted = await claim(app.baseUrl, keys.agent, key, body);
+    const { operationId } = granted.body;
+    const fencingToken = String(granted.body.attempt.fencingToken);
+    const ops = `/api/v1/operations/${operationId}`;
+    const sent: Record<string, Reply> = {
+      inProgress: await claim(app.baseUrl, keys.agent, key, body),
+      heartbeat: await call(app.baseUrl, "POST", `${ops}/heartbeat`, { key: keys.agent, body: { fencingToken } }),
+      staleComplete: await call(app.baseUrl, "POST", `${ops}/complete`, { key: keys.agent, body: { fencingToken: String(BigInt(fencingToken) + 1000n), outcome: "succeeded" } }),
+      complete: await call(app.baseUrl, "POST", `${ops}/complete`, { key: keys.agent, body: { fencingToken, outcome: "succeeded" } }),
+      read: await call(app.baseUrl, "GET", ops, { key: keys.agent }),
+    };
+    expect(Object.fromEntries(Object.entries(sent).map(([name, r]) => [name, r.body?.code ?? r.status]))).toEqual({
+      inProgress: "operation-in-progress",
+      heartbeat: 200,
+      staleComplete: "lease-lost",
+      complete: 200,
+      read: 200,
+    });
+    const ids = Object.values(sent).map(requestIdOf);
+    const deadline = Date.now() + 15_000;
+    while (!ids.every((id) => lineFor(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+
+    const names = { operationId, tool: TOOL, attempt: 1, tenantId: keys.tenantId };
+    const full = { ...names, keyDigest: logDigest(key), workflowId: "wf-logs" };
+    for (const name of ["inProgress", "heartbeat", "staleComplete", "complete"]) {
+      expect({ name, line: lineFor(requestIdOf(sent[name]!)) }).toMatchObject({ name, line: full });
+    }
+    expect(lineFor(requestIdOf(sent.read!))).toMatchObject(names);
+  });
+
   it("log a failed authentication with its status and no tenant", () => {
     const line = lineFor(requestIdOf(replies.badAuth!));
 

@@ -27,16 +27,16 @@ export const POST = withApiKey({ route, roles: ["agent", "admin"], hotPath: true
   ctx.annotate({ keyDigest: keyDigest.slice(0, LOG_DIGEST_LENGTH) });
   const input = claimRequestSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
   ctx.annotate({ tool: input.tool, workflowId: input.workflowId });
-  const outcome = await claimOperation({ db: db(), key, idempotencyKey, keyDigest, input, secret: env().TOLLGATE_SECRET_KEY });
+  const outcome = await claimOperation({ db: db(), key, idempotencyKey, keyDigest, input, secret: env().TOLLGATE_SECRET_KEY, annotate: ctx.annotate });
   switch (outcome.kind) {
     case "granted":
-      ctx.annotate({ operationId: outcome.body.operationId, attempt: outcome.body.attempt.number, claim: outcome.how });
+      ctx.annotate({ claim: outcome.how });
       return json(outcome.body, 201, { location: `/api/v1/operations/${outcome.body.operationId}` });
     case "awaiting-approval":
-      ctx.annotate({ operationId: String(outcome.body.operationId), claim: "awaiting-approval" });
+      ctx.annotate({ claim: "awaiting-approval" });
       return json(outcome.body, 202, { "retry-after": String(outcome.retryAfterSeconds) });
     case "replay":
-      ctx.annotate({ operationId: outcome.operationId, claim: "replay" });
+      ctx.annotate({ claim: "replay" });
       return jsonText(outcome.text, 200, { "idempotent-replayed": "true" });
   }
 });
@@ -48,7 +48,7 @@ export const GET = withApiKey({ route, roles: ["agent", "approver", "admin"] }, 
   ctx.annotate({ tool: query.tool, keyDigest: logDigest(query.idempotencyKey) });
   const view = await findOperationByKey({ db: db(), tenantId: key.tenantId, principal: key.principal, tools: key.tools, ...query });
   if (!view) throw new ProblemError("operation-not-found", "No operation of yours has this tool and Idempotency-Key.");
-  ctx.annotate({ operationId: view.operationId });
+  ctx.annotate({ operationId: view.operationId, attempt: view.attempts });
   return json(view);
 });
 

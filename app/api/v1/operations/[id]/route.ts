@@ -14,6 +14,7 @@ export const GET = withApiKey<{ id: string }>(
     ctx.annotate({ operationId: params.id });
     const view = await getOperation({ db: db(), tenantId: key.tenantId, tools: key.tools, operationId: params.id });
     if (!view) throw new ProblemError("operation-not-found", "No operation with this id exists in your tenant (for this key's tools).");
+    ctx.annotate({ tool: view.tool, attempt: view.attempts });
     return json(view);
   },
 );

@@ -15,7 +15,7 @@ export const POST = withApiKey<{ id: string }>(
     ctx.annotate({ operationId: params.id });
     const input = completeRequestSchema.parse(await readJson(req, { maxBytes: 256 * KiB }));
     ctx.annotate({ outcome: input.outcome });
-    const { view } = await completeOperation({ db: db(), key, operationId: params.id, input });
+    const { view } = await completeOperation({ db: db(), key, operationId: params.id, input, annotate: ctx.annotate });
     return json(view);
   },
 );

@@ -14,7 +14,7 @@ export const POST = withApiKey<{ id: string }>(
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
     const input = heartbeatRequestSchema.parse(await readJson(req, { maxBytes: 4 * KiB }));
-    return json(await heartbeatOperation({ db: db(), key, operationId: params.id, fencingToken: input.fencingToken }));
+    return json(await heartbeatOperation({ db: db(), key, operationId: params.id, fencingToken: input.fencingToken, annotate: ctx.annotate }));
   },
 );
 

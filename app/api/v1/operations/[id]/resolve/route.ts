@@ -27,6 +27,7 @@ export const POST = withApiKey<{ id: string }>(
       operationId: params.id,
       input,
       actor: `api-key:${key.id}`,
+      annotate: ctx.annotate,
     });
     return json(view);
   },

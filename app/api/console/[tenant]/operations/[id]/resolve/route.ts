@@ -22,6 +22,7 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
       actor: `user:${user.email}`,
       via: "operator",
       seenAttempts,
+      annotate: ctx.annotate,
     });
     return json(view);
   },
