@@ -23,6 +23,7 @@ export const knownAuditActions = [
   "operation.attempt_lease_expired",
   "operation.webhook_conflict",
   "operation.webhook_matched",
+  "operation.webhook_not_applied",
   "operation.flag_cleared",
   "webhook_event.",
   "webhook_event.matched",

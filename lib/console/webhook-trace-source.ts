@@ -55,7 +55,7 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
     events.map((e) => {
       const own = ctx.takeAudits((a) => {
         const after = a.after as { eventId?: unknown } | null;
-        return ["operation.webhook_conflict", "operation.webhook_matched", "operation.unknown"].includes(a.action) && after?.eventId === e.id;
+        return ["operation.webhook_conflict", "operation.webhook_matched", "operation.webhook_not_applied", "operation.unknown"].includes(a.action) && after?.eventId === e.id;
       });
       const eventAudits: TraceAudit[] = audits
         .filter((a) => a.targetId === e.id)
@@ -70,13 +70,16 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       // Said succeeded of an operation waiting to retry: its outcome became unknown.
       const madeUnknown = own.find((a) => a.action === "operation.unknown");
       const failedAttempt = attemptNumber(madeUnknown?.before) ?? null;
+      // Said failed while a retry ran, after the attempt before had reported failed (retryable).
+      const echoed = own.find((a) => a.action === "operation.webhook_not_applied");
+      const echoedAttempt = (echoed?.after as { failedAttempt?: unknown } | null)?.failedAttempt;
       return {
         key: `webhook-${e.id}`,
         at: e.receivedAt.toISOString(),
         kind: "webhook",
         tone: tones[e.status] ?? "info",
         rank: 4,
-        title: title(e, { settledIt, decider, effects: effects ?? null, notRun, failedAttempt, state: ctx.op.state }),
+        title: title(e, { settledIt, decider, effects: effects ?? null, notRun, failedAttempt, echoedAttempt: typeof echoedAttempt === "number" ? echoedAttempt : null, state: ctx.op.state }),
         actor: { id: `webhook:${e.id}`, label: `${e.connectionName} webhook` },
         fields: [
           ...field("Webhook event", e.id, "mono"),
@@ -113,13 +116,24 @@ function providerOutcome(audits: TraceAudit[]): string | null {
 
 function title(
   e: EventRow,
-  how: { settledIt: boolean; decider: string | null; effects: string | null; notRun: string | null; failedAttempt: number | null; state: string },
+  how: {
+    settledIt: boolean;
+    decider: string | null;
+    effects: string | null;
+    notRun: string | null;
+    failedAttempt: number | null;
+    echoedAttempt: number | null;
+    state: string;
+  },
 ): string {
   const what = `Webhook ${e.eventType || "(no type)"} from ${e.connectionName}`;
   switch (e.status) {
     case "matched":
       if (how.decider) return `${what} · matched by ${how.decider} as ${e.outcome}`;
       if (how.settledIt) return `${what} · resolved the operation as ${e.outcome}`;
+      if (how.echoedAttempt !== null) {
+        return `${what} says ${e.outcome}, as attempt ${how.echoedAttempt} had reported (retryable): attempt ${how.echoedAttempt + 1} was running and reports its own outcome (not applied)`;
+      }
       // About one provider call of several: it settled that call, not the operation (which may
       // still be unknown; "agrees with the outcome" read as if it had settled it).
       if (e.sideEffect) return `${what} · side effect ${e.sideEffect} ${e.outcome === "succeeded" ? "confirmed" : "failed"} by its provider`;

@@ -25,6 +25,7 @@ const secret = newStandardSecret();
 let connectionId: string;
 const TOOL = "tickets.create";
 const SHORT = "tickets.quick";
+const RETRIED = "tickets.retried";
 
 beforeAll(async () => {
   app = await startTestApp({ instances: 2 });
@@ -34,6 +35,7 @@ beforeAll(async () => {
     await putTool(keys, TOOL, { leaseSeconds: 600, takeover: "never" });
     await putTool(keys, SHORT, { leaseSeconds: 1, takeover: "never" });
   }
+  await putTool(acme, RETRIED, { leaseSeconds: 600, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
   ({ connectionId } = await createConnection(app.baseUrl, acme.admin, "tickets", { scheme: "standard-webhooks", secrets: [secret] }));
 });
 afterAll(async () => {
@@ -421,6 +423,53 @@ describe("a webhook about an operation waiting to retry", () => {
     expect(failed.body.state).toBe("pending");
     return op;
   }
+});
+
+describe("a webhook while a retry runs", () => {
+  // Attempt 1 reported failed (retryable) and attempt 2 is running: both call the provider with
+  // the operation's one downstream key, so an event cannot say which call it is about.
+  async function retryRunning(): Promise<{ key: string; first: Claimed; second: Claimed }> {
+    const key = `idem-${randomUUID()}`;
+    const body = { tool: RETRIED, args: { title: "Printer on fire" } };
+    const claimed = await claim(app.baseUrl, acme.agent, key, body);
+    expect(claimed.status, claimed.text).toBe(201);
+    const first = { operationId: claimed.body.operationId, token: claimed.body.attempt.fencingToken, downstreamKey: claimed.body.downstreamKey };
+    expect((await complete(first, "failed", { retryable: true, error: { code: "http_503", message: "try later" } })).body.state).toBe("pending");
+    await new Promise((r) => setTimeout(r, 20));
+    const again = await claim(app.baseUrl, acme.agent, key, body);
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.attempt.number).toBe(2);
+    return { key, first, second: { ...first, token: again.body.attempt.fencingToken } };
+  }
+
+  it("says failed: it may be the word on attempt 1's call, already known, so it settles nothing and attempt 2's own success stands", async () => {
+    const { first, second } = await retryRunning();
+
+    const res = await send("ticket.rejected", first.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(first.operationId)).toMatchObject({ state: "processing", resolution: null, flaggedAt: null });
+    const [notApplied] = await audits(first.operationId, "operation.webhook_not_applied");
+    expect(notApplied).toMatchObject({ actor: `webhook:${res.body.eventId}`, after: { eventId: res.body.eventId, failedAttempt: 1 } });
+    const timeline = (await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: first.operationId }))!.timeline;
+    expect(timeline.find((e) => e.kind === "webhook")!.title).toBe(
+      "Webhook ticket.rejected from tickets says failed, as attempt 1 had reported (retryable): attempt 2 was running and reports its own outcome (not applied)",
+    );
+
+    const done = await complete(second, "succeeded", { result: { body: { ticket: "T-2" } } });
+    expect(done.status, done.text).toBe(200);
+    expect(await operation(first.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null });
+  });
+
+  it("says succeeded: it settles the operation, whichever call acted, and attempt 2's agreeing complete is 200", async () => {
+    const { first, second } = await retryRunning();
+
+    const res = await send("ticket.created", first.operationId);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(first.operationId)).toMatchObject({ state: "succeeded", resolution: { via: "webhook" } });
+    expect((await complete(second, "succeeded")).status).toBe(200);
+  });
 });
 
 // Webhook review, 2026-12-01: "failed" about an operation awaiting approval was taken as agreeing
