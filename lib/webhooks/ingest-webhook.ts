@@ -46,14 +46,7 @@ export async function ingestWebhook(options: {
 
   connection = await verified(connection, { db, headers, body, serverSecret: options.serverSecret, count });
   const { text, payload } = parsePayload(body, count);
-  const identify = (c: IngestConnection): string => {
-    const id = providerEventIdOf(c, headers, payload, body);
-    if (id.length > 255) {
-      count("invalid-payload");
-      throw new ProblemError("invalid-request", "The provider event id is longer than 255 characters.");
-    }
-    return id;
-  };
+  const identify = (c: IngestConnection): string => storableEventId(providerEventIdOf(c, headers, payload, body));
   let providerEventId = identify(connection);
   const eventType = typeof payload.type === "string" ? storedEventType(payload.type) : "";
   const eventId = `whe_${randomBytes(16).toString("base64url")}`;
@@ -158,6 +151,13 @@ function parsePayload(body: Buffer, count: (r: string) => void): { text: string;
 
 // Standard Webhooks: the signed webhook-id header. Stripe: the event's own id ("evt_…"); a
 // payload without one is identified by its bytes, so an identical redelivery still dedupes.
+// A verified event whose id is longer than the column holds is stored under a digest of it: a
+// refusal would be permanent, and the provider would redeliver it for days. The digest dedupes
+// redeliveries just as well.
+export function storableEventId(id: string): string {
+  return id.length > 255 ? `id-sha256:${createHash("sha256").update(id).digest("hex")}` : id;
+}
+
 function providerEventIdOf(connection: IngestConnection, headers: Headers, payload: Record<string, unknown>, body: Buffer): string {
   if (connection.scheme === "standard-webhooks") return headers.get("webhook-id") ?? "";
   if (typeof payload.id === "string" && payload.id) return payload.id;

@@ -912,6 +912,19 @@ describe("duplicates", () => {
     expect(again.body).toEqual({ duplicate: true, eventId: first.body.eventId });
     expect(await operation(op.operationId)).toEqual(settled);
   });
+
+  it("an event id longer than the column holds is stored under its digest, settles, and its redelivery is a duplicate", async () => {
+    const op = await claimNew();
+    const longId = `msg_${"x".repeat(300)}`;
+
+    const first = await send("ticket.created", op.operationId, { id: longId });
+    const again = await send("ticket.created", op.operationId, { id: longId });
+
+    expect(first.body.status).toBe("matched");
+    expect((await event(first.body.eventId)).providerEventId).toMatch(/^id-sha256:[0-9a-f]{64}$/);
+    expect((await operation(op.operationId)).state).toBe("succeeded");
+    expect(again.body).toEqual({ duplicate: true, eventId: first.body.eventId });
+  });
 });
 
 describe("payload retention", () => {
