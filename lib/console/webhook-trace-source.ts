@@ -70,14 +70,15 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       // Said succeeded of an operation waiting to retry: its outcome became unknown.
       const madeUnknown = own.find((a) => a.action === "operation.unknown");
       const failedAttempt = attemptNumber(madeUnknown?.before) ?? null;
-      // Said failed while a retry ran, after the attempt before had reported failed (retryable).
+      // Said failed after a retry started, when an earlier attempt had reported failed (retryable).
       const echoed = own.find((a) => a.action === "operation.webhook_not_applied");
       const echoedAttempt = (echoed?.after as { failedAttempt?: unknown } | null)?.failedAttempt;
       return {
         key: `webhook-${e.id}`,
         at: e.receivedAt.toISOString(),
         kind: "webhook",
-        tone: tones[e.status] ?? "info",
+        // Matched but settling nothing is not the green of an event that agreed or settled.
+        tone: typeof echoedAttempt === "number" ? "info" : (tones[e.status] ?? "info"),
         rank: 4,
         title: title(e, { settledIt, decider, effects: effects ?? null, notRun, failedAttempt, echoedAttempt: typeof echoedAttempt === "number" ? echoedAttempt : null, state: ctx.op.state }),
         actor: { id: `webhook:${e.id}`, label: `${e.connectionName} webhook` },
@@ -132,7 +133,7 @@ function title(
       if (how.decider) return `${what} · matched by ${how.decider} as ${e.outcome}`;
       if (how.settledIt) return `${what} · resolved the operation as ${e.outcome}`;
       if (how.echoedAttempt !== null) {
-        return `${what} says ${e.outcome}, as attempt ${how.echoedAttempt} had reported (retryable): attempt ${how.echoedAttempt + 1} was running and reports its own outcome (not applied)`;
+        return `${what} says ${e.outcome}, as attempt ${how.echoedAttempt} had reported (retryable): it may be about that call, so it settled nothing (not applied)`;
       }
       // About one provider call of several: it settled that call, not the operation (which may
       // still be unknown; "agrees with the outcome" read as if it had settled it).

@@ -51,7 +51,7 @@ export async function claimOperation(options: {
   input: ClaimRequest;
   secret: string;
   // The request's log line: which operation and attempt the answer is about, refusals
-  // (409, 422, 429) included. The route already logged the key digest, tool and workflow id it sent.
+  // (409, 422, 429) included. The route already logged the key digest and tool it sent.
   annotate?: (fields: LogFields) => void;
 }): Promise<ClaimOutcome> {
   const { db, key, input } = options;
@@ -70,7 +70,8 @@ export async function claimOperation(options: {
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_claim returned nothing");
   returnClaimCandidate(candidate, r.op?.operationId);
-  if (r.op) options.annotate?.({ operationId: r.op.operationId, attempt: r.attempt?.number ?? r.op.attempts });
+  // The workflow id the request sent, else the one the operation was claimed with (a retry may omit it).
+  if (r.op) options.annotate?.({ operationId: r.op.operationId, attempt: r.attempt?.number ?? r.op.attempts, workflowId: input.workflowId ?? r.op.workflowId ?? undefined });
   metrics().claimSeconds.observe((performance.now() - started) / 1000);
   metrics().claims.inc({ result: r.code });
   // One path more than the 422 lists tells the trace whether others differ beyond them.

@@ -8,7 +8,7 @@ import { matchWebhookEvent } from "@/lib/webhooks/match-webhook-event";
 import { closeSettledAttempts } from "@/lib/operations/reap-expired-leases";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
-import { waitUntilLeaseExpired } from "../support/wait-for-lease";
+import { endLease, waitUntilLeaseExpired } from "../support/wait-for-lease";
 import { createConnection, deliver, newStandardSecret, signStandard, ticketEvent } from "../support/webhooks";
 
 // Issue 5, "Matching": a verified event names an operation (id or downstream key) of the
@@ -26,6 +26,7 @@ let connectionId: string;
 const TOOL = "tickets.create";
 const SHORT = "tickets.quick";
 const RETRIED = "tickets.retried";
+const RETRIED_DEDUPED = "tickets.retried-deduped";
 
 beforeAll(async () => {
   app = await startTestApp({ instances: 2 });
@@ -36,6 +37,7 @@ beforeAll(async () => {
     await putTool(keys, SHORT, { leaseSeconds: 1, takeover: "never" });
   }
   await putTool(acme, RETRIED, { leaseSeconds: 600, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+  await putTool(acme, RETRIED_DEDUPED, { leaseSeconds: 600, takeover: "deduplicated", maxAttempts: 4, backoff: { baseMs: 1, capMs: 1 } });
   ({ connectionId } = await createConnection(app.baseUrl, acme.admin, "tickets", { scheme: "standard-webhooks", secrets: [secret] }));
 });
 afterAll(async () => {
@@ -428,9 +430,9 @@ describe("a webhook about an operation waiting to retry", () => {
 describe("a webhook while a retry runs", () => {
   // Attempt 1 reported failed (retryable) and attempt 2 is running: both call the provider with
   // the operation's one downstream key, so an event cannot say which call it is about.
-  async function retryRunning(): Promise<{ key: string; first: Claimed; second: Claimed }> {
+  async function retryRunning(tool = RETRIED): Promise<{ key: string; first: Claimed; second: Claimed }> {
     const key = `idem-${randomUUID()}`;
-    const body = { tool: RETRIED, args: { title: "Printer on fire" } };
+    const body = { tool, args: { title: "Printer on fire" } };
     const claimed = await claim(app.baseUrl, acme.agent, key, body);
     expect(claimed.status, claimed.text).toBe(201);
     const first = { operationId: claimed.body.operationId, token: claimed.body.attempt.fencingToken, downstreamKey: claimed.body.downstreamKey };
@@ -452,13 +454,50 @@ describe("a webhook while a retry runs", () => {
     const [notApplied] = await audits(first.operationId, "operation.webhook_not_applied");
     expect(notApplied).toMatchObject({ actor: `webhook:${res.body.eventId}`, after: { eventId: res.body.eventId, failedAttempt: 1 } });
     const timeline = (await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: first.operationId }))!.timeline;
-    expect(timeline.find((e) => e.kind === "webhook")!.title).toBe(
-      "Webhook ticket.rejected from tickets says failed, as attempt 1 had reported (retryable): attempt 2 was running and reports its own outcome (not applied)",
-    );
+    const entry = timeline.find((e) => e.kind === "webhook")!;
+    expect(entry.title).toBe("Webhook ticket.rejected from tickets says failed, as attempt 1 had reported (retryable): it may be about that call, so it settled nothing (not applied)");
+    expect(entry.tone).toBe("info");
 
     const done = await complete(second, "succeeded", { result: { body: { ticket: "T-2" } } });
     expect(done.status, done.text).toBe(200);
     expect(await operation(first.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null });
+  });
+
+  it("says failed after a takeover came between: still about a call that may be attempt 1's, so attempt 3 keeps running", async () => {
+    const { key, first } = await retryRunning(RETRIED_DEDUPED);
+    await endLease(app.db, first.operationId);
+    const third = await claim(app.baseUrl, acme.agent, key, { tool: RETRIED_DEDUPED, args: { title: "Printer on fire" } });
+    expect(third.body.attempt?.number, third.text).toBe(3);
+
+    const res = await send("ticket.rejected", first.operationId);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(first.operationId)).toMatchObject({ state: "processing", resolution: null });
+    expect((await audits(first.operationId, "operation.webhook_not_applied"))[0]).toMatchObject({ after: { failedAttempt: 1 } });
+  });
+
+  it("says failed of an operation whose retry's outcome became unknown: nothing is settled, the doubt stays for an operator", async () => {
+    const { first, second } = await retryRunning();
+    expect((await complete(second, "unknown", { error: { code: "timeout", message: "no answer" } })).body.state).toBe("unknown");
+
+    const res = await send("ticket.rejected", first.operationId);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(first.operationId)).toMatchObject({ state: "unknown", resolution: null });
+    expect(await audits(first.operationId, "operation.webhook_not_applied")).toHaveLength(1);
+  });
+
+  it("says failed of a side effect the retry announced again: the effect and the operation are left as they are", async () => {
+    const { first, second } = await retryRunning();
+    const announced = await putEffect(second, "ticket", "intended");
+    expect(announced.status, announced.text).toBe(200);
+
+    const res = await send("ticket.rejected", announced.body.downstreamKey as string);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(first.operationId)).toMatchObject({ state: "processing", resolution: null });
+    expect((await app.db.sideEffect.findFirstOrThrow({ where: { operationId: first.operationId, name: "ticket" } })).state).toBe("intended");
+    expect(await audits(first.operationId, "operation.webhook_not_applied")).toHaveLength(1);
   });
 
   it("says succeeded: it settles the operation, whichever call acted, and attempt 2's agreeing complete is 200", async () => {

@@ -1,5 +1,5 @@
 -- From a review of issue 5's matching (2026-12-02): a `failed` event naming an operation whose
--- retry is running settled it as failed, though the event may be about the attempt before (it
+-- retry had started settled it as failed, though the event may be about an earlier attempt (it
 -- reported failed, retryable, and every attempt calls the provider with the same downstream key).
 -- tollgate_webhook_ingest (from 20261201233000_correlation_lookup_by_index) re-declared whole, with
 -- the same signature; only the lines marked [changed] differ from it.
@@ -22,6 +22,7 @@ DECLARE
   v_unknown_cause text;
   v_path text[];
   v_echo boolean := false; -- [changed]
+  v_failed_attempt int; -- [changed]
 BEGIN
   SELECT * INTO v_conn FROM webhook_connection WHERE id = p_connection_id;
   IF NOT FOUND THEN RETURN jsonb_build_object('code', 'not-found'); END IF;
@@ -78,16 +79,19 @@ BEGIN
     SELECT string_agg(format('%s: %s', name, state), ', ' ORDER BY name) INTO v_effects
     FROM side_effect WHERE tenant_id = v_conn.tenant_id AND operation_id = v_op.id AND state IN ('sent', 'unknown', 'confirmed');
   END IF;
-  -- [changed] A `failed` event while a retry runs: the attempt before reported failed (retryable)
-  -- and every attempt calls the provider with the same downstream key, so the event may be the
-  -- provider's word on that earlier call, already known. Settling on it told every replay "failed,
-  -- nothing happened" while the running attempt might still succeed. It is matched (it agrees
-  -- with what is known) and settles nothing, nor the side effect it names: the running attempt
-  -- reports its own outcome. (A `succeeded` event settles as before: an effect happened, whichever
-  -- call made it.)
-  IF v_op.id IS NOT NULL AND v_outcome = 'failed' AND v_op.state = 'processing' AND v_op.attempt_count > 1 THEN
-    v_echo := EXISTS (SELECT 1 FROM attempt WHERE tenant_id = v_conn.tenant_id AND operation_id = v_op.id
-      AND number = v_op.attempt_count - 1 AND outcome = 'retryable_failure');
+  -- [changed] A `failed` event after a retry started: an earlier attempt reported failed
+  -- (retryable) and every attempt calls the provider with the same downstream key, so the event
+  -- may be the provider's word on that earlier call, already known. Settling on it told every
+  -- replay "failed, nothing happened" while the running attempt might still succeed (or, when the
+  -- later attempt's outcome became unknown, answered a doubt about that attempt with news of an
+  -- earlier one). It is matched (it agrees with what is known) and settles nothing, nor the side
+  -- effect it names: the running attempt reports its own outcome, an unknown one waits for an
+  -- operator. Any earlier attempt, not only the one before: a takeover may have come between.
+  -- (A `succeeded` event settles as before: an effect happened, whichever call made it.)
+  IF v_op.id IS NOT NULL AND v_outcome = 'failed' AND v_op.state IN ('processing', 'unknown') AND v_op.attempt_count > 1 THEN
+    SELECT max(number) INTO v_failed_attempt FROM attempt WHERE tenant_id = v_conn.tenant_id AND operation_id = v_op.id
+      AND number < v_op.attempt_count AND outcome = 'retryable_failure';
+    v_echo := v_failed_attempt IS NOT NULL;
   END IF;
 
   -- Named by a side effect's key, the event is evidence about that one provider call: it may
@@ -197,9 +201,9 @@ BEGIN
     PERFORM tollgate_audit(v_op.tenant_id, v_actor, 'operation.webhook_not_applied', v_op.id,
       jsonb_build_object('state', v_op.state, 'attempt', v_op.attempt_count),
       jsonb_build_object('eventId', p_event_id, 'eventType', p_event_type, 'reportedOutcome', v_outcome,
-        'failedAttempt', v_op.attempt_count - 1, 'sideEffect', v_effect.name),
-      format('provider event %s (%s) says failed, as attempt %s reported (retryable); attempt %s still runs and reports its own outcome: not applied',
-        p_provider_event_id, p_event_type, v_op.attempt_count - 1, v_op.attempt_count));
+        'failedAttempt', v_failed_attempt, 'sideEffect', v_effect.name),
+      format('provider event %s (%s) says failed, as attempt %s reported (retryable); it may be about that call, not attempt %s (%s): not applied',
+        p_provider_event_id, p_event_type, v_failed_attempt, v_op.attempt_count, v_op.state));
   ELSIF v_status = 'matched' AND v_op.state IN ('processing', 'unknown') AND v_alone THEN
     PERFORM tollgate_webhook_settle(v_op, v_outcome, v_actor, 'resolved by webhook ' || p_event_id,
       format('%s event %s (%s)', v_conn.name, p_provider_event_id, p_event_type));

@@ -46,9 +46,8 @@ export const GET = withApiKey({ route, roles: ["agent", "approver", "admin"] }, 
   const url = new URL(req.url);
   const query = lookupQuerySchema.parse({ tool: url.searchParams.get("tool"), idempotencyKey: url.searchParams.get("idempotencyKey") });
   ctx.annotate({ tool: query.tool, keyDigest: logDigest(query.idempotencyKey) });
-  const view = await findOperationByKey({ db: db(), tenantId: key.tenantId, principal: key.principal, tools: key.tools, ...query });
+  const view = await findOperationByKey({ db: db(), tenantId: key.tenantId, principal: key.principal, tools: key.tools, ...query, annotate: ctx.annotate });
   if (!view) throw new ProblemError("operation-not-found", "No operation of yours has this tool and Idempotency-Key.");
-  ctx.annotate({ operationId: view.operationId, attempt: view.attempts });
   return json(view);
 });
 

@@ -12,9 +12,8 @@ export const GET = withApiKey<{ id: string }>(
   { route: "/api/v1/operations/{id}", roles: ["agent", "approver", "admin"], params: { id: "operation-not-found" } },
   async ({ key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
-    const view = await getOperation({ db: db(), tenantId: key.tenantId, tools: key.tools, operationId: params.id });
+    const view = await getOperation({ db: db(), tenantId: key.tenantId, tools: key.tools, operationId: params.id, annotate: ctx.annotate });
     if (!view) throw new ProblemError("operation-not-found", "No operation with this id exists in your tenant (for this key's tools).");
-    ctx.annotate({ tool: view.tool, attempt: view.attempts });
     return json(view);
   },
 );
