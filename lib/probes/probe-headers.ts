@@ -1,6 +1,6 @@
 import { decryptSecret, encryptSecret } from "@/lib/crypto/secret-box";
 import { ProblemError } from "@/lib/http/problem";
-import type { Probe } from "@/lib/probes/probe-schema";
+import { probeOrigin, type Probe } from "@/lib/probes/probe-schema";
 
 // A probe asks the provider's API, which wants a credential (Stripe's charge search needs the
 // secret key): its header values are secrets. They are stored sealed (AES-256-GCM under
@@ -9,7 +9,9 @@ import type { Probe } from "@/lib/probes/probe-schema";
 // for the request. A PUT that sends a header's value as REDACTED keeps the stored one, so a tool
 // read, edited and written back keeps its credentials; any other value replaces it, and a header
 // left out is removed (PUT replaces the tool). Probes stored before this (plain `headers`) are
-// still read, and sealed on the next PUT.
+// still read, and sealed on the next PUT. REDACTED keeps a value only while the probe asks the
+// same origin: whoever may edit a tool must not point its stored credential at another host
+// without typing the credential again.
 
 export const REDACTED = "[redacted]";
 
@@ -22,6 +24,8 @@ export function sealProbe(probe: Probe, previous: unknown, serverSecret?: string
   const { headers, ...rest } = probe;
   if (!headers || Object.keys(headers).length === 0) return rest;
   const before = asStored(previous);
+  const beforeOrigin = typeof before?.url === "string" ? probeOrigin(before.url) : null;
+  const sameOrigin = beforeOrigin !== null && beforeOrigin === probeOrigin(probe.url);
   const sealed: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== REDACTED) {
@@ -29,9 +33,11 @@ export function sealProbe(probe: Probe, previous: unknown, serverSecret?: string
       continue;
     }
     const kept = storedBox(before, name, serverSecret);
-    if (!kept) {
+    if (!kept || !sameOrigin) {
       const path = `policy.probe.headers.${name}`;
-      const message = `"${REDACTED}" keeps a stored value, and this tool has none for ${name}: send the value`;
+      const message = kept
+        ? `"${REDACTED}" keeps a stored value only while the probe asks the same host, and its URL now points at ${probeOrigin(probe.url)} instead of ${beforeOrigin}: send the value`
+        : `"${REDACTED}" keeps a stored value, and this tool has none for ${name}: send the value`;
       throw new ProblemError("invalid-request", `${path}: ${message}`, { extras: { errors: [{ path, message }] } });
     }
     sealed[name] = kept;

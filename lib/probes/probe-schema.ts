@@ -51,7 +51,14 @@ export const probeSchema = z
       .refine(validTemplate, `must be an http(s) URL; placeholders: ${probePlaceholders.map((p) => `{${p}}`).join(", ")}`)
       // A credential belongs in `headers`, which are sealed; the URL is shown to whoever reads
       // the tool, and the HTTP client refuses such a URL with the URL in its message.
-      .refine(withoutUserinfo, "must not carry a user name or password (user:pass@): send the credential in headers"),
+      .refine(withoutUserinfo, "must not carry a user name or password (user:pass@): send the credential in headers")
+      // The credential in `headers` goes to this host: an operation's values (a resourceId the
+      // agent reported) must never choose where it is sent. In the host a placeholder may only
+      // name subdomains of a fixed domain ("{resourceId}.provider.example"), never the domain.
+      .refine(
+        hostStaysFixed,
+        "a placeholder may stand in the host only before a fixed domain of two labels or more ({resourceId}.api.example.com): an operation's values must not choose where the probe's credential goes",
+      ),
     // Sent with every probe; usually the provider's credential. Stored sealed and shown as
     // "[redacted]" from then on; "[redacted]" in a PUT keeps the stored value (probe-headers.ts).
     headers: jsonRecord(headerName, headerValue).optional(),
@@ -68,6 +75,22 @@ export const probeSchema = z
 
 export type Probe = z.infer<typeof probeSchema>;
 export type ProbeMatch = z.infer<typeof probeMatchSchema>;
+
+// Where a probe URL template sends its request (scheme, host, port); null if it is no URL.
+export function probeOrigin(template: string, placeholderValue = "x"): string | null {
+  try {
+    return new URL(template.replace(/\{[^{}]*\}/g, placeholderValue)).origin;
+  } catch {
+    return null;
+  }
+}
+
+function hostStaysFixed(template: string): boolean {
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(template)?.[1];
+  if (authority === undefined || !/\{[^{}]*\}/.test(authority)) return true; // validTemplate reports a non-URL
+  const fixed = authority.slice(authority.lastIndexOf("}") + 1);
+  return /^(\.[a-z0-9-]+){2,}(:\d+)?$/i.test(fixed);
+}
 
 function withoutUserinfo(template: string): boolean {
   try {

@@ -98,7 +98,7 @@ async function probeOne(
     summary = `probe ${d.probeNumber}: the tool's probe definition is not valid${where ? ` (at ${where})` : ""}: PUT the tool again; ${notCounted}`;
   } else {
     const url = fillTemplate(parsed.data.url, d);
-    if (!url) {
+    if (url === null) {
       verdict = "skipped";
       summary = `probe ${d.probeNumber}: no resource id is known for this operation, and the probe URL needs one`;
     } else if (!URL.canParse(url)) {
@@ -136,18 +136,24 @@ const descriptions: Record<ProbeVerdict, string> = {
 };
 const describe = (v: ProbeVerdict) => descriptions[v];
 
+// The URL with the operation's values filled in; null when one is missing, "" (no URL) when one
+// is a dot segment: "." or ".." moves the request up the provider's path (the URL parser resolves
+// it, encoded or not), so the credential would ask a resource the probe never named.
 function fillTemplate(template: string, d: DueProbe): string | null {
   const values: Record<string, string | null> = { downstreamKey: d.downstreamKey, resourceId: d.resourceId, operationId: d.operationId };
   let missing = false;
+  let dotSegment = false;
   const url = template.replace(/\{([^{}]*)\}/g, (_, name: string) => {
     const v = values[name];
     if (v === null || v === undefined) {
       missing = true;
       return "";
     }
+    if (v === "." || v === "..") dotSegment = true;
     return encodeURIComponent(v);
   });
-  return missing ? null : url;
+  if (missing) return null;
+  return dotSegment ? "" : url;
 }
 
 // The trace and the audit log show where the probe went, never its query string (which may carry a token).

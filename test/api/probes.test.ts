@@ -251,6 +251,44 @@ describe("probing unknown operations", () => {
     expect(tool.probe).not.toHaveProperty("sealedHeaders");
   });
 
+  it("[redacted] does not carry a stored credential to another host: whoever moves the probe types the value again", async () => {
+    const name = "pay.moved";
+    const probe = { url: `${provider.url}/effects/by-key/{downstreamKey}`, headers: { Authorization: "Bearer sk_test_kept_home" }, succeeded: { status: [200] } };
+    expect((await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { probe } } })).status).toBe(201);
+
+    const moved = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, {
+      key: keys.admin,
+      body: { policy: { probe: { ...probe, url: "https://collector.example/{downstreamKey}", headers: { Authorization: "[redacted]" } } } },
+    });
+
+    expect(moved.status, moved.text).toBe(400);
+    expect(moved.body.errors[0].path).toBe("policy.probe.headers.Authorization");
+    expect(moved.body.detail).toContain("https://collector.example");
+    const tool = await app.db.tool.findFirstOrThrow({ where: { tenantId: keys.tenantId, name } });
+    expect((tool.probe as { url: string }).url).toBe(probe.url);
+  });
+
+  it("a resource id that is a dot segment (\"..\") is not filled into the probe's path: skipped, nothing asked", async () => {
+    const name = "pay.by-resource";
+    const put = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, {
+      key: keys.admin,
+      body: { policy: { leaseSeconds: 60, takeover: "never", probe: { url: `${provider.url}/effects/{resourceId}`, succeeded: { status: [200] }, maxProbes: 1 } } },
+    });
+    expect(put.status, put.text).toBe(201);
+    const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: name, args: { amount: 500 } });
+    expect(c.status).toBe(201);
+    await app.db.attempt.updateMany({ where: { operationId: c.body.operationId }, data: { provider: { resourceId: ".." } } });
+    const lookupsThen = provider.lookups();
+    await endLease(app.db, c.body.operationId);
+
+    const probed = await waitFor("the probe recorded", async () =>
+      app.db.auditEvent.findFirst({ where: { targetId: c.body.operationId, action: "operation.probed" } }),
+    );
+    expect((probed.after as { verdict: string }).verdict).toBe("skipped");
+    expect(probed.reason).toMatch(/the probe URL is not a valid URL with this operation's values/);
+    expect(provider.lookups()).toBe(lookupsThen);
+  });
+
   it("a header value stored before values were checked (a line break inside) is never sent, and never reaches the audit log", async () => {
     const name = "pay.legacy-wrapped";
     const credential = "c2tfbGl2ZV9sZWdhY3lfd3JhcHBlZA";

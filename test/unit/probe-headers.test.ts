@@ -32,12 +32,43 @@ describe("sealProbe", () => {
     expect((openProbe(stored, secret) as { headers: Record<string, string> }).headers).toEqual({ Authorization: "Bearer legacy" });
   });
 
+  it("keeps a stored value for [redacted] only while the probe asks the same origin", () => {
+    const first = sealProbe(probe({ Authorization: "Bearer sk_1" }), null, secret);
+    const otherPath = probeSchema.parse({ url: "https://api.example.com/v2/charges?key={downstreamKey}", succeeded: { status: [200] }, headers: { Authorization: REDACTED } });
+    expect((openProbe(sealProbe(otherPath, first, secret), secret) as { headers: Record<string, string> }).headers).toEqual({ Authorization: "Bearer sk_1" });
+
+    for (const url of ["https://attacker.example/charges/{downstreamKey}", "http://api.example.com/charges/{downstreamKey}", "https://api.example.com:8443/charges/{downstreamKey}"]) {
+      const moved = probeSchema.parse({ url, succeeded: { status: [200] }, headers: { Authorization: REDACTED } });
+      expect(() => sealProbe(moved, first, secret), url).toThrow(/policy\.probe\.headers\.Authorization: .*now points at .* instead of https:\/\/api\.example\.com: send the value/);
+      // With the value typed again, the move is allowed.
+      expect(() => sealProbe({ ...moved, headers: { Authorization: "Bearer sk_2" } }, first, secret)).not.toThrow();
+    }
+  });
+
   it("refuses [redacted] for a header with no stored value", () => {
     expect(() => sealProbe(probe({ Authorization: REDACTED }), null, secret)).toThrow(/policy\.probe\.headers\.Authorization/);
   });
 
   it("a probe without headers is stored as it is", () => {
     expect(sealProbe(probe(), null, secret)).toEqual(probe());
+  });
+});
+
+describe("probeSchema: an operation's values never choose the probe's host", () => {
+  const accepts = (url: string) => probeSchema.safeParse({ url, succeeded: { status: [200] } }).success;
+
+  it("accepts placeholders in the path and query, and as subdomains of a fixed domain", () => {
+    expect(accepts("https://api.example.com/charges/{resourceId}?key={downstreamKey}")).toBe(true);
+    expect(accepts("http://{resourceId}.provider.example/x")).toBe(true);
+    expect(accepts("https://{resourceId}.eu.api.example.com:8443/x")).toBe(true);
+  });
+
+  it("refuses a placeholder that is, or ends, the host", () => {
+    expect(accepts("https://{resourceId}/x")).toBe(false);
+    expect(accepts("https://api.example.com{resourceId}/x")).toBe(false);
+    expect(accepts("https://{resourceId}.com/x")).toBe(false);
+    expect(accepts("https://api.{resourceId}/x")).toBe(false);
+    expect(accepts("https://api.example.com:{resourceId}/x")).toBe(false);
   });
 });
 
