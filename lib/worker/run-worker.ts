@@ -24,12 +24,13 @@ export async function startWorker(options: {
   serverSecret: string;
   settings?: Partial<WorkerSettings>;
   log: WorkerLog;
+  // The liveness lock's taker (tests put one in that fails).
+  holdLock?: typeof holdLivenessLock;
 }): Promise<RunningWorker> {
   const settings: WorkerSettings = { ...defaultWorkerSettings, ...options.settings };
   const { log } = options;
   const db = createDb(options.databaseUrl, Math.max(4, settings.concurrency + 2));
   const fetch = guardedFetch(egressPolicy(settings.egressAllow));
-  await ensurePeriodicJobs(db);
 
   const events: WorkerEvents = new EventEmitter() as WorkerEvents;
   let poolId: string | undefined;
@@ -38,6 +39,7 @@ export async function startWorker(options: {
   });
   let runner: Runner;
   try {
+    await ensurePeriodicJobs(db);
     runner = await run({
       connectionString: options.databaseUrl,
       concurrency: settings.concurrency,
@@ -54,19 +56,30 @@ export async function startWorker(options: {
     await fetch.close();
     throw error;
   }
-  if (!poolId) throw new Error("graphile-worker started without announcing its pool");
-  const id = poolId;
-
   let stopping: Promise<void> | undefined;
-  const liveness = await holdLivenessLock({
-    databaseUrl: options.databaseUrl,
-    poolId: id,
-    // Without the lock another worker would soon treat our jobs as abandoned: stop taking jobs.
-    onLost: (error) => {
-      log("error", "worker lost its liveness connection; stopping", { err: error.message });
-      void stop();
-    },
-  });
+  let liveness: Awaited<ReturnType<typeof holdLivenessLock>>;
+  let id: string;
+  try {
+    if (!poolId) throw new Error("graphile-worker started without announcing its pool");
+    id = poolId;
+    liveness = await (options.holdLock ?? holdLivenessLock)({
+      databaseUrl: options.databaseUrl,
+      poolId: id,
+      // Without the lock another worker would soon treat our jobs as abandoned: stop taking jobs.
+      onLost: (error) => {
+        log("error", "worker lost its liveness connection; stopping", { err: error.message });
+        void stop();
+      },
+    });
+  } catch (error) {
+    // The runner is taking jobs already. Left running without the lock, it would go on working
+    // while the recovery sweep (any worker's) released its jobs as abandoned and ran them a second
+    // time beside it, and the supervisor's next start would add another runner.
+    await runner.stop().catch((e: unknown) => log("warn", "worker stop", { err: String(e) }));
+    await db.$disconnect();
+    await fetch.close();
+    throw error;
+  }
 
   const stop = () =>
     (stopping ??= (async () => {

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startWorker } from "@/lib/worker/run-worker";
+import { startTestApp, TEST_SECRET, type TestApp } from "../support/test-app";
+import { waitFor } from "../support/wait-for";
+
+// A worker whose start fails after its job runner began (the liveness lock could not be taken:
+// PostgreSQL restarting, too many connections) must leave no runner behind: one would go on
+// taking jobs without the lock, and any worker's recovery sweep would run those jobs again.
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app?.stop();
+});
+
+const connections = async (): Promise<number> => {
+  const rows = await app.db.$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`;
+  return Number(rows[0]?.n ?? 0);
+};
+
+describe("a worker that cannot take its liveness lock", () => {
+  it("fails to start and stops the job runner it had begun, with its connections", async () => {
+    const before = await connections();
+    const logs: string[] = [];
+
+    const started = startWorker({
+      databaseUrl: app.url,
+      serverSecret: TEST_SECRET,
+      settings: { concurrency: 2 },
+      log: (_level, message) => logs.push(message),
+      holdLock: () => Promise.reject(new Error("too many connections")),
+    });
+
+    await expect(started).rejects.toThrow("too many connections");
+    // The runner's pool (its LISTEN connection among them) and the worker's Prisma pool are gone.
+    await waitFor("the worker's connections closed", async () => ((await connections()) <= before ? true : null), 10_000);
+    expect(logs).not.toContain("worker started");
+  });
+});
