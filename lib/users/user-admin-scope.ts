@@ -12,11 +12,19 @@ export type ScopedUser = { id: string; email: string; role: string; allTenants: 
 // a user only if every tenant that user can see is one the admin administers too; otherwise a
 // tenant admin could promote someone inside a tenant they have no say in. Nobody changes
 // themselves here, so an admin cannot lock themselves (or the last way in) out by accident.
-// Locks the user row, so two admins' changes to one user are applied one after the other.
+// Locks the user row, so two admins' changes to one user are applied one after the other, and
+// the acting admin's own row (both in id order: no deadlock), then checks the actor again: the
+// request was authorized before this transaction, so two admins disabling (or demoting) each other
+// at the same moment would both have been let through, leaving the tenant with no admin.
 export async function loadUserForAdmin(tx: Tx, options: { tenantId: string; userId: string; actor: UserActor }): Promise<ScopedUser> {
   const rows = await tx.$queryRaw<{ id: string; email: string; role: string; all_tenants: boolean; disabled_at: Date | null }[]>`
-    SELECT id, email, role::text AS role, all_tenants, disabled_at FROM app_user WHERE id = ${options.userId} FOR UPDATE`;
-  const row = rows[0];
+    SELECT id, email, role::text AS role, all_tenants, disabled_at FROM app_user
+    WHERE id IN (${options.userId}, ${options.actor.id}) ORDER BY id FOR UPDATE`;
+  const self = rows.find((r) => r.id === options.actor.id);
+  if (!self || self.disabled_at || self.role !== "admin") {
+    throw new ProblemError("forbidden", "Your account can no longer change users: another admin disabled it or changed its role a moment ago.");
+  }
+  const row = rows.find((r) => r.id === options.userId);
   const memberships = row ? await tx.userTenant.findMany({ where: { userId: row.id }, select: { tenantId: true } }) : [];
   const tenantIds = memberships.map((m) => m.tenantId);
   // Not a member of this tenant: as if it did not exist (404), like every cross-tenant object.

@@ -453,6 +453,30 @@ describe("console: concurrent saves of one person's views across two server inst
   });
 });
 
+describe("console: two admins disabling each other at once, across two server instances", () => {
+  it("one wins; the other is refused, so the tenant keeps an admin", async () => {
+    await seedTenant(app.db, "umbrella");
+    for (let round = 0; round < 4; round++) {
+      const pair = await Promise.all([0, 1].map(() => createConsoleUser(app.db, { role: "admin", tenants: ["umbrella"] })));
+      const users = await Promise.all(pair.map((login) => app.db.user.findUniqueOrThrow({ where: { email: login.email } })));
+      const sessions = await Promise.all(pair.map((login, i) => signInConsole(app.servers[i]!.baseUrl, login)));
+
+      const replies = await Promise.all(
+        sessions.map((session, i) =>
+          session.request("PATCH", `/api/console/umbrella/users/${users[1 - i]!.id}`, { body: { disabled: true, reason: `round ${round}` } }),
+        ),
+      );
+
+      // The loser is refused inside its transaction (403), or, when the winner committed before
+      // it was read at all, as a disabled session (401).
+      const statuses = replies.map((r) => r.status).sort();
+      expect([[200, 403], [200, 401]], replies.map((r) => r.text).join(" | ")).toContainEqual(statuses);
+      const after = await app.db.user.findMany({ where: { id: { in: users.map((u) => u.id) } } });
+      expect(after.filter((u) => u.disabledAt === null)).toHaveLength(1);
+    }
+  });
+});
+
 // ---- the other console mutations ----
 
 type Mutation = {
