@@ -10,8 +10,15 @@ export async function holdLivenessLock(options: { databaseUrl: string; poolId: s
   client.on("error", (error) => {
     if (!releasing) options.onLost(error);
   });
-  await client.connect();
-  await client.query("SELECT pg_advisory_lock(tollgate_worker_lock_class(), hashtext($1))", [options.poolId]);
+  try {
+    await client.connect();
+    await client.query("SELECT pg_advisory_lock(tollgate_worker_lock_class(), hashtext($1))", [options.poolId]);
+  } catch (error) {
+    // Not taken: the connection goes too, quietly (the caller hears of it by this throw).
+    releasing = true;
+    await client.end().catch(() => undefined);
+    throw error;
+  }
   return {
     release: async () => {
       releasing = true;

@@ -57,7 +57,15 @@ export async function startWorker(options: {
     throw error;
   }
   let stopping: Promise<void> | undefined;
-  let liveness: Awaited<ReturnType<typeof holdLivenessLock>>;
+  let liveness: Awaited<ReturnType<typeof holdLivenessLock>> | undefined;
+  // Defined before the lock is taken: the lock's connection may report its loss at any moment.
+  const stop = () =>
+    (stopping ??= (async () => {
+      await runner.stop().catch((error: unknown) => log("warn", "worker stop", { err: String(error) }));
+      await liveness?.release();
+      await db.$disconnect();
+      await fetch.close();
+    })());
   let id: string;
   try {
     if (!poolId) throw new Error("graphile-worker started without announcing its pool");
@@ -75,19 +83,9 @@ export async function startWorker(options: {
     // The runner is taking jobs already. Left running without the lock, it would go on working
     // while the recovery sweep (any worker's) released its jobs as abandoned and ran them a second
     // time beside it, and the supervisor's next start would add another runner.
-    await runner.stop().catch((e: unknown) => log("warn", "worker stop", { err: String(e) }));
-    await db.$disconnect();
-    await fetch.close();
+    await stop();
     throw error;
   }
-
-  const stop = () =>
-    (stopping ??= (async () => {
-      await runner.stop().catch((error: unknown) => log("warn", "worker stop", { err: String(error) }));
-      await liveness.release();
-      await db.$disconnect();
-      await fetch.close();
-    })());
 
   const done = runner.promise.then(
     async () => {

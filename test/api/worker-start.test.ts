@@ -40,4 +40,24 @@ describe("a worker that cannot take its liveness lock", () => {
     await waitFor("the worker's connections closed", async () => ((await connections()) <= before ? true : null), 10_000);
     expect(logs).not.toContain("worker started");
   });
+
+  it("a lock connection that reports its loss while the lock is being taken stops the worker once, without a crash", async () => {
+    const before = await connections();
+    const logs: string[] = [];
+
+    const started = startWorker({
+      databaseUrl: app.url,
+      serverSecret: TEST_SECRET,
+      settings: { concurrency: 2 },
+      log: (_level, message) => logs.push(message),
+      holdLock: (lock) => {
+        lock.onLost(new Error("Connection terminated unexpectedly"));
+        return Promise.reject(new Error("too many connections"));
+      },
+    });
+
+    await expect(started).rejects.toThrow("too many connections");
+    await waitFor("the worker's connections closed", async () => ((await connections()) <= before ? true : null), 10_000);
+    expect(logs).toContain("worker lost its liveness connection; stopping");
+  });
 });
