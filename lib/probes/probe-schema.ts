@@ -55,6 +55,10 @@ export const probeSchema = z
       // The credential in `headers` goes to this host: an operation's values (a resourceId the
       // agent reported) must never choose where it is sent. In the host a placeholder may only
       // name subdomains of a fixed domain ("{resourceId}.provider.example"), never the domain.
+      // Written plainly, so the host checked below is the host the request goes to: a URL parser
+      // also reads "https:{resourceId}/x", "https:/x", backslashes and stray whitespace as URLs,
+      // with the placeholder as their host.
+      .refine((t) => /^https?:\/\/[^\s\\]+$/i.test(t), "must start with http:// or https:// and hold no spaces, tabs or backslashes")
       .refine(
         hostStaysFixed,
         "a placeholder may stand in the host only before a fixed domain of two labels or more ({resourceId}.api.example.com): an operation's values must not choose where the probe's credential goes",
@@ -89,7 +93,8 @@ function hostStaysFixed(template: string): boolean {
   const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(template)?.[1];
   if (authority === undefined || !/\{[^{}]*\}/.test(authority)) return true; // validTemplate reports a non-URL
   const fixed = authority.slice(authority.lastIndexOf("}") + 1);
-  return /^(\.[a-z0-9-]+){2,}(:\d+)?$/i.test(fixed);
+  // Two labels or more, the last with a letter (".1.1" would make an IPv4 address of the value).
+  return /^(\.[a-z0-9-]+)+\.[a-z0-9-]*[a-z][a-z0-9-]*(:\d+)?$/i.test(fixed);
 }
 
 function withoutUserinfo(template: string): boolean {

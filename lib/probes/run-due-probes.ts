@@ -136,24 +136,24 @@ const descriptions: Record<ProbeVerdict, string> = {
 };
 const describe = (v: ProbeVerdict) => descriptions[v];
 
-// The URL with the operation's values filled in; null when one is missing, "" (no URL) when one
-// is a dot segment: "." or ".." moves the request up the provider's path (the URL parser resolves
-// it, encoded or not), so the credential would ask a resource the probe never named.
+// The URL with the operation's values filled in; null when one is missing, "" (no URL) when the
+// filled path has a dot segment: "." or ".." (a value such as "..", or "." beside a literal dot)
+// moves the request up the provider's path, so the credential would ask a resource the probe
+// never named. (encodeURIComponent leaves dots as they are, and turns "%" into "%25".)
 function fillTemplate(template: string, d: DueProbe): string | null {
   const values: Record<string, string | null> = { downstreamKey: d.downstreamKey, resourceId: d.resourceId, operationId: d.operationId };
   let missing = false;
-  let dotSegment = false;
   const url = template.replace(/\{([^{}]*)\}/g, (_, name: string) => {
     const v = values[name];
     if (v === null || v === undefined) {
       missing = true;
       return "";
     }
-    if (v === "." || v === "..") dotSegment = true;
     return encodeURIComponent(v);
   });
   if (missing) return null;
-  return dotSegment ? "" : url;
+  const path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "").split(/[?#]/)[0] ?? "";
+  return path.split("/").some((segment) => segment === "." || segment === "..") ? "" : url;
 }
 
 // The trace and the audit log show where the probe went, never its query string (which may carry a token).

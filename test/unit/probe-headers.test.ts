@@ -69,6 +69,13 @@ describe("probeSchema: an operation's values never choose the probe's host", () 
     expect(accepts("https://{resourceId}.com/x")).toBe(false);
     expect(accepts("https://api.{resourceId}/x")).toBe(false);
     expect(accepts("https://api.example.com:{resourceId}/x")).toBe(false);
+    expect(accepts("https://{resourceId}.1.1/x")).toBe(false);
+  });
+
+  it("refuses other spellings a URL parser reads with the placeholder as the host", () => {
+    for (const url of ["https:{resourceId}/charges", "https:/{resourceId}/x", "https:\\{resourceId}/x", " https://{resourceId}.api.example.com/x", "ht\ttps://{resourceId}/x", "https://api.example.com/a b"]) {
+      expect(accepts(url), JSON.stringify(url)).toBe(false);
+    }
   });
 });
 
