@@ -22,18 +22,18 @@ const connections = async (): Promise<number> => {
   return Number(rows[0]?.n ?? 0);
 };
 
+// A worker started with this lock taker, and the messages it logs.
+function startWith(holdLock: NonNullable<Parameters<typeof startWorker>[0]["holdLock"]>): { started: ReturnType<typeof startWorker>; logs: string[] } {
+  const logs: string[] = [];
+  const started = startWorker({ databaseUrl: app.url, serverSecret: TEST_SECRET, settings: { concurrency: 2 }, log: (_level, message) => logs.push(message), holdLock });
+  return { started, logs };
+}
+
 describe("a worker that cannot take its liveness lock", () => {
   it("fails to start and stops the job runner it had begun, with its connections", async () => {
     const before = await connections();
-    const logs: string[] = [];
 
-    const started = startWorker({
-      databaseUrl: app.url,
-      serverSecret: TEST_SECRET,
-      settings: { concurrency: 2 },
-      log: (_level, message) => logs.push(message),
-      holdLock: () => Promise.reject(new Error("too many connections")),
-    });
+    const { started, logs } = startWith(() => Promise.reject(new Error("too many connections")));
 
     await expect(started).rejects.toThrow("too many connections");
     // The runner's pool (its LISTEN connection among them) and the worker's Prisma pool are gone.
@@ -43,17 +43,10 @@ describe("a worker that cannot take its liveness lock", () => {
 
   it("a lock connection that reports its loss while the lock is being taken stops the worker once, without a crash", async () => {
     const before = await connections();
-    const logs: string[] = [];
 
-    const started = startWorker({
-      databaseUrl: app.url,
-      serverSecret: TEST_SECRET,
-      settings: { concurrency: 2 },
-      log: (_level, message) => logs.push(message),
-      holdLock: (lock) => {
-        lock.onLost(new Error("Connection terminated unexpectedly"));
-        return Promise.reject(new Error("too many connections"));
-      },
+    const { started, logs } = startWith((lock) => {
+      lock.onLost(new Error("Connection terminated unexpectedly"));
+      return Promise.reject(new Error("too many connections"));
     });
 
     await expect(started).rejects.toThrow("too many connections");
