@@ -80,17 +80,21 @@ export const probeSchema = z
 export type Probe = z.infer<typeof probeSchema>;
 export type ProbeMatch = z.infer<typeof probeMatchSchema>;
 
-// Where a probe URL template sends its request (scheme, host, port); null if it is no URL.
-export function probeOrigin(template: string, placeholderValue = "x"): string | null {
-  try {
-    return new URL(template.replace(/\{[^{}]*\}/g, placeholderValue)).origin;
-  } catch {
-    return null;
-  }
+// The template read as a URL, each placeholder standing as "x"; null if it is no URL.
+function templateUrl(template: string): URL | null {
+  return URL.parse(template.replace(/\{[^{}]*\}/g, "x"));
 }
 
+// Where a probe URL template sends its request (scheme, host, port); null if it is no URL.
+export function probeOrigin(template: string): string | null {
+  return templateUrl(template)?.origin ?? null;
+}
+
+// A URL's scheme and authority ("https://api.example.com:8443"), the authority captured.
+export const URL_AUTHORITY = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i;
+
 function hostStaysFixed(template: string): boolean {
-  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(template)?.[1];
+  const authority = URL_AUTHORITY.exec(template)?.[1];
   if (authority === undefined || !/\{[^{}]*\}/.test(authority)) return true; // validTemplate reports a non-URL
   const fixed = authority.slice(authority.lastIndexOf("}") + 1);
   // Two labels or more, the last with a letter (".1.1" would make an IPv4 address of the value).
@@ -98,21 +102,13 @@ function hostStaysFixed(template: string): boolean {
 }
 
 function withoutUserinfo(template: string): boolean {
-  try {
-    const url = new URL(template.replace(/\{[^{}]*\}/g, "x"));
-    return url.username === "" && url.password === "";
-  } catch {
-    return true; // validTemplate reports it
-  }
+  const url = templateUrl(template);
+  return url === null || (url.username === "" && url.password === ""); // validTemplate reports a non-URL
 }
 
 function validTemplate(template: string): boolean {
   const names = [...template.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1]);
   if (names.some((n) => !(probePlaceholders as readonly string[]).includes(n ?? ""))) return false;
-  try {
-    const url = new URL(template.replace(/\{[^{}]*\}/g, "x"));
-    return url.protocol === "https:" || url.protocol === "http:";
-  } catch {
-    return false;
-  }
+  const protocol = templateUrl(template)?.protocol;
+  return protocol === "https:" || protocol === "http:";
 }

@@ -4,7 +4,7 @@ import { readTextUpTo } from "@/lib/http/read-body";
 import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
 import { describeFetchFailure } from "@/lib/http/fetch-failure";
 import { openProbe } from "@/lib/probes/probe-headers";
-import { probeSchema, type Probe } from "@/lib/probes/probe-schema";
+import { probeSchema, URL_AUTHORITY, type Probe } from "@/lib/probes/probe-schema";
 
 type DueProbe = {
   operationId: string;
@@ -152,7 +152,7 @@ function fillTemplate(template: string, d: DueProbe): string | null {
     return encodeURIComponent(v);
   });
   if (missing) return null;
-  const path = url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, "").split(/[?#]/)[0] ?? "";
+  const path = url.replace(URL_AUTHORITY, "").split(/[?#]/)[0] ?? "";
   return path.split("/").some((segment) => segment === "." || segment === "..") ? "" : url;
 }
 

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { Db } from "@/lib/db";
+import { sha256Hex } from "@/lib/crypto/digest";
 import { hotQuery, type HotStatement } from "@/lib/db/hot-sql";
 import { ProblemError } from "@/lib/http/problem";
 import { metrics } from "@/lib/metrics/registry";
@@ -154,14 +155,14 @@ function parsePayload(body: Buffer, count: (r: string) => void): { text: string;
 // A verified event whose id is longer than the column holds is stored under a digest of it: a
 // refusal would be permanent, and the provider would redeliver it for days. The digest dedupes
 // redeliveries just as well.
-export function storableEventId(id: string): string {
-  return id.length > 255 ? `id-sha256:${createHash("sha256").update(id).digest("hex")}` : id;
+function storableEventId(id: string): string {
+  return id.length > 255 ? `id-sha256:${sha256Hex(id)}` : id;
 }
 
 function providerEventIdOf(connection: IngestConnection, headers: Headers, payload: Record<string, unknown>, body: Buffer): string {
   if (connection.scheme === "standard-webhooks") return headers.get("webhook-id") ?? "";
   if (typeof payload.id === "string" && payload.id) return payload.id;
-  return `sha256:${createHash("sha256").update(body).digest("hex")}`;
+  return `sha256:${sha256Hex(body)}`;
 }
 
 // The hot path's one statement, sent as a named prepared statement on Prisma's own pool (as
