@@ -6,7 +6,8 @@ import { ProblemError } from "@/lib/http/problem";
 import { Prisma } from "@/lib/generated/prisma/client";
 
 export const userInputSchema = z.object({
-  email: z.email().transform((e) => e.toLowerCase()),
+  // 254: RFC 5321's longest address; a longer one would also overflow the unique index's entry (a 500).
+  email: z.email().max(254).transform((e) => e.toLowerCase()),
   name: z.string().max(200).default(""),
   role: z.enum(["viewer", "operator", "approver", "admin"]),
   // Tenant slugs; admins may instead be members of all tenants.

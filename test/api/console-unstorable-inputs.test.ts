@@ -129,6 +129,16 @@ describe("console inputs that were 500s", () => {
     }
   });
 
+  // Review, 2026-12-02: no length bound, and PostgreSQL refuses a unique-index entry past 2,704 bytes.
+  it("refuses a user's email longer than RFC 5321's 254 characters with a 400, and stores no one", async () => {
+    const before = await app.db.user.count();
+    const local = Array.from({ length: 3000 }, () => "abcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(Math.random() * 36)]).join("");
+    const res = await admin.post("/api/console/acme/users", { email: `${local}@example.test`, role: "viewer", password: "" });
+    expect([res.status, res.body?.code], res.text).toEqual([400, "invalid-request"]);
+    expect(res.headers.get("content-type")).toBe("application/problem+json");
+    expect(await app.db.user.count()).toBe(before);
+  });
+
   it("answers an operation id such as __proto__ in a bulk resolve as not found", async () => {
     const res = await admin.post("/api/console/acme/operations/resolve-bulk", {
       operationIds: ["__proto__", "constructor"],
