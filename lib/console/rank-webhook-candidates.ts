@@ -7,7 +7,16 @@
 // shortly before the event arrived). Only operations still waiting for an outcome
 // (processing or unknown) are proposed, apart from the one the event names.
 
-export type CandidateOperation = { id: string; tool: string; state: string; principal: string; createdAt: Date; resourceId: string | null; attempts: number };
+export type CandidateOperation = {
+  id: string;
+  tool: string;
+  state: string;
+  principal: string;
+  createdAt: Date;
+  resourceId: string | null;
+  attempts: number;
+  flag?: { at: Date; reason: string } | null;
+};
 
 export type InboxCandidate = {
   id: string;
@@ -19,6 +28,9 @@ export type InboxCandidate = {
   // How many attempts it had when the inbox was read: a match says so, and is refused if another
   // ran since (the event was read against the attempt the operator saw).
   attempts: number;
+  // Its flag when the inbox was read, or null: shown beside it, and a match says which flag it
+  // saw (one raised since is a 409), since matching may take a flag down.
+  flag: { at: string; reason: string } | null;
   // The start of the operation's arguments as JSON, for telling candidates apart; filled in by
   // the inbox after ranking, for the candidates shown only (webhook-inbox.ts).
   argsPreview: string | null;
@@ -101,5 +113,6 @@ export function rankCandidates(input: {
 }
 
 function view(op: CandidateOperation, reasons: string[], named: boolean): InboxCandidate {
-  return { id: op.id, tool: op.tool, state: op.state, principal: op.principal, createdAt: op.createdAt.toISOString(), resourceId: op.resourceId, attempts: op.attempts, argsPreview: null, reasons, named };
+  return { id: op.id, tool: op.tool, state: op.state, principal: op.principal, createdAt: op.createdAt.toISOString(), resourceId: op.resourceId, attempts: op.attempts,
+    flag: op.flag ? { at: op.flag.at.toISOString(), reason: op.flag.reason } : null, argsPreview: null, reasons, named };
 }

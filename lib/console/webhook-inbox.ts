@@ -129,7 +129,7 @@ type EventRow = {
   payload_pruned_at: Date | null;
 };
 
-type PoolRow = { id: string; tool: string; state: string; principal: string; created_at: Date; resource_id: string | null; attempt_count: number };
+type PoolRow = { id: string; tool: string; state: string; principal: string; created_at: Date; resource_id: string | null; attempt_count: number; flagged_at: Date | null; flag_reason: string | null };
 
 // How much of a candidate's arguments the inbox shows. Read for the candidates shown only, after
 // ranking (args may be 64 KiB each; the pool holds up to 500 operations; code review).
@@ -195,7 +195,7 @@ export async function listInbox(options: {
     db.$queryRaw<{ connection_id: string; family: string }[]>(connectionFamiliesSql(tenantId, connectionIds)),
     // Operations still waiting for an outcome around those times (the reconcile queue's partial index).
     db.$queryRaw<PoolRow[]>`
-      SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.attempt_count,
+      SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.attempt_count, o.flagged_at, o.flag_reason,
         coalesce(o.result ->> 'resourceId', (SELECT a.provider ->> 'resourceId' FROM attempt a
           WHERE a.tenant_id = o.tenant_id AND a.operation_id = o.id AND a.provider ->> 'resourceId' IS NOT NULL
           ORDER BY a.number DESC LIMIT 1),
@@ -208,7 +208,7 @@ export async function listInbox(options: {
       ORDER BY o.created_at DESC LIMIT 500`,
     named.length
       ? db.$queryRaw<PoolRow[]>`
-          SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.attempt_count, o.result ->> 'resourceId' AS resource_id
+          SELECT o.id, o.tool, o.state::text AS state, o.principal, o.created_at, o.attempt_count, o.flagged_at, o.flag_reason, o.result ->> 'resourceId' AS resource_id
           FROM operation o WHERE o.tenant_id = ${tenantId} AND o.id IN (${Prisma.join(named)})`
       : Promise.resolve([] as PoolRow[]),
   ]);
@@ -222,6 +222,7 @@ export async function listInbox(options: {
     createdAt: r.created_at,
     resourceId: r.resource_id,
     attempts: r.attempt_count,
+    flag: r.flagged_at ? { at: r.flagged_at, reason: r.flag_reason ?? "" } : null,
   });
   const candidatePool = pool.map(toCandidate);
   const namedById = new Map(namedOps.map((r) => [r.id, toCandidate(r)]));

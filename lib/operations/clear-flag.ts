@@ -3,12 +3,15 @@ import type { Db } from "@/lib/db";
 import { ProblemError } from "@/lib/http/problem";
 import { isStorableDate } from "@/lib/db/storable-date";
 
+// When a flag an operator read was raised (its identity: a flag raised again has a new time).
+// zod takes year 0000, which PostgreSQL has not (a 500 from the ::timestamptz cast).
+export const flagTimeSchema = z.iso.datetime().refine((at) => isStorableDate(new Date(at)), "Not a time any flag was raised at.");
+
 // What an operator sends to take a flag down: the flag they read (its time) and why it needs
 // no more attention (what they checked). Both required: the audit log keeps the reason.
 export const clearFlagSchema = z
   .object({
-    // zod takes year 0000, which PostgreSQL has not (a 500 from the cast below).
-    flaggedAt: z.iso.datetime().refine((at) => isStorableDate(new Date(at)), "Not a time any flag was raised at."),
+    flaggedAt: flagTimeSchema,
     reason: z.string().trim().min(1, "A reason is required: say what you checked.").max(2000),
   })
   .strict();

@@ -6,7 +6,7 @@ import { operationView, type SqlOperation } from "@/lib/operations/operation-vie
 import type { MatchEventRequest } from "@/lib/webhooks/webhook-schemas";
 import { eventDecidedProblem, type DecidedAnswer } from "@/lib/webhooks/event-decided-problem";
 
-type Answer = { code: string; op?: SqlOperation } & DecidedAnswer;
+type Answer = { code: string; op?: SqlOperation; changed?: "flag"; flagged?: boolean } & DecidedAnswer;
 
 // The inbox's "match": an operator ties an unmatched, unmapped or contradicting event to one of
 // the tenant's operations with an outcome. A processing or unknown operation is settled by it
@@ -16,7 +16,8 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
   const { input } = options;
   const rows = await options.db.$queryRaw<{ r: Answer }[]>`
     SELECT tollgate_webhook_match(${options.tenantId}, ${options.eventId}, ${input.operationId}, ${input.outcome},
-      ${input.reason ?? null}, ${options.actor}, ${input.eventStatus ?? null}, ${input.seenAttempts ?? null}::int) AS r`;
+      ${input.reason ?? null}, ${options.actor}, ${input.eventStatus ?? null}, ${input.seenAttempts ?? null}::int,
+      ${input.seenFlaggedAt !== undefined}, ${input.seenFlaggedAt ?? null}::timestamptz) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_webhook_match returned nothing");
   switch (r.code) {
@@ -33,6 +34,15 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
     case "event-decided":
       throw eventDecidedProblem(r, input.eventStatus);
     case "operation-changed":
+      if (r.changed === "flag") {
+        throw new ProblemError(
+          "invalid-state",
+          r.flagged
+            ? "This operation was flagged since the inbox was read (or flagged again): a match may take its flag down, so read the flag on the operation before you match it."
+            : "This operation's flag was taken down since the inbox was read: look at the operation again before you match it.",
+          { extras: { operationId: r.op?.operationId, state: r.op?.state, flagged: r.flagged } },
+        );
+      }
       throw new ProblemError(
         "invalid-state",
         `Attempt ${r.op?.attempts} of this operation ran since the inbox was read (it showed ${input.seenAttempts ?? 0}): the event was weighed against an earlier attempt. Look at the operation again before you match it.`,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { jsonRecord } from "@/lib/http/json-record";
 import { seenAttemptsSchema } from "@/lib/operations/operation-schemas";
+import { flagTimeSchema } from "@/lib/operations/clear-flag";
 import { lowercaseNameSchema } from "@/lib/http/lowercase-name";
 
 // Request and response shapes of the webhook routes. The handlers validate with these and
@@ -91,6 +92,9 @@ export const matchEventRequestSchema = z
     eventStatus: z.enum(["unmatched", "unmapped", "contradicting", "ignored"]).optional(),
     // The attempts the chosen candidate had as the operator saw it: another ran since, it is a 409.
     seenAttempts: seenAttemptsSchema.optional(),
+    // The chosen candidate's flag as the operator saw it (its time), null for none: a match may
+    // take a flag down, so one raised or cleared since is a 409 and the operator reads it first.
+    seenFlaggedAt: flagTimeSchema.nullable().optional(),
   })
   .strict();
 

@@ -373,6 +373,85 @@ describe("the handled view", () => {
     expect((await event(contradicting)).status).toBe("contradicting");
   });
 
+  // Review, 2026-12-02: the confirm took down whatever flag stood once the event was linked there,
+  // including one raised after the inbox was read; the operation left the flagged list unseen.
+  it("confirming a contradicting event's operation leaves a flag raised after the event; a match that saw the older flag is a 409", async () => {
+    const settled = await claimNew();
+    await call(app.baseUrl, "POST", `/api/v1/operations/${settled.operationId}/complete`, { key: acme.agent, body: { fencingToken: settled.token, outcome: "succeeded" } });
+    const first = await inboxEvent("ticket.rejected", settled.operationId);
+    const shown = (await listInbox({ db: app.db, tenantId: acme.tenantId, limit: 200 })).events.find((e) => e.id === first)?.candidates.find((c) => c.id === settled.operationId);
+    const firstFlag = await operation(settled.operationId);
+    expect(shown?.flag).toEqual({ at: firstFlag.flaggedAt?.toISOString(), reason: firstFlag.flagReason });
+    await new Promise((r) => setTimeout(r, 5));
+    const second = await inboxEvent("ticket.rejected", settled.operationId, { note: "a second delivery of another rejection" });
+    const standing = await operation(settled.operationId);
+    expect(standing.flaggedAt?.getTime()).toBeGreaterThan(firstFlag.flaggedAt!.getTime());
+
+    const stale = await as.operator.post(matchPath(first), { operationId: settled.operationId, outcome: "succeeded", eventStatus: "contradicting", seenAttempts: 1, seenFlaggedAt: shown?.flag?.at });
+    expectProblem(stale, 409, "invalid-state");
+    expect(stale.body.detail).toContain("flagged since the inbox was read");
+    expect(await event(first)).toMatchObject({ status: "contradicting" });
+
+    // Without saying which flag it saw (an id typed by hand): linked, and the newer flag stays.
+    const res = await as.operator.post(matchPath(first), { operationId: settled.operationId, outcome: "succeeded", eventStatus: "contradicting" });
+    expect(res.status, res.text).toBe(200);
+    expect(await operation(settled.operationId)).toMatchObject({ state: "succeeded", flaggedAt: standing.flaggedAt, flagReason: standing.flagReason });
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: settled.operationId, action: "operation.webhook_matched" } });
+    expect(audit.after).toMatchObject({ eventId: first, clearedFlag: null });
+    expect((await event(second)).status).toBe("contradicting");
+  });
+
+  // The same review: settling an operation from the inbox took down any flag, seen or not.
+  it("settling a flagged operation from the inbox takes its flag down only if the operator saw it: a flag raised since is a 409", async () => {
+    // Attempt 1's outcome unknown, a retry allowed, attempt 2 running; then attempt 1 says it
+    // succeeded after all: "the tool may have acted twice" flags the running operation.
+    const flaggedRetry = async () => {
+      const idem = `idem-${randomUUID()}`;
+      const args = { title: "Printer on fire" };
+      const first = await claim(app.baseUrl, acme.agent, idem, { tool: TOOL, args });
+      const operationId: string = first.body.operationId;
+      const token = first.body.attempt.fencingToken;
+      expect((await call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, {
+        key: acme.agent, body: { fencingToken: token, outcome: "unknown", error: { code: "timeout", message: "no answer" } },
+      })).status).toBe(200);
+      expect((await call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/resolve`, { key: acme.admin, body: { outcome: "retry", reason: "retry it" } })).status).toBe(200);
+      expect((await claim(app.baseUrl, acme.agent, idem, { tool: TOOL, args })).status).toBe(201);
+      return { operationId, late: () => call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, { key: acme.agent, body: { fencingToken: token, outcome: "succeeded" } }) };
+    };
+
+    const seen = await flaggedRetry();
+    const eventId = await inboxEvent("ticket.created", "lost-correlation-flag-seen");
+    const candidate = () => listInbox({ db: app.db, tenantId: acme.tenantId, limit: 200 }).then((l) => l.events.find((e) => e.id === eventId)?.candidates.find((c) => c.id === seen.operationId));
+    expect((await candidate())?.flag).toBeNull();
+    await seen.late();
+    const flagged = await operation(seen.operationId);
+    expect(flagged).toMatchObject({ state: "processing", flagReason: expect.stringContaining("may have acted twice") });
+
+    const stale = await as.operator.post(matchPath(eventId), { operationId: seen.operationId, outcome: "succeeded", seenAttempts: 2, seenFlaggedAt: null });
+    expectProblem(stale, 409, "invalid-state");
+    expect(stale.body).toMatchObject({ flagged: true });
+    expect(await operation(seen.operationId)).toMatchObject({ state: "processing", flaggedAt: flagged.flaggedAt });
+    expect(await event(eventId)).toMatchObject({ status: "unmatched" });
+
+    const read = await candidate();
+    expect(read?.flag).toEqual({ at: flagged.flaggedAt?.toISOString(), reason: flagged.flagReason });
+    const res = await as.operator.post(matchPath(eventId), { operationId: seen.operationId, outcome: "succeeded", seenAttempts: 2, seenFlaggedAt: read?.flag?.at });
+    expect(res.status, res.text).toBe(200);
+    expect(await operation(seen.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null });
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: eventId, action: "webhook_event.matched" } });
+    expect(audit.after).toMatchObject({ clearedFlag: flagged.flagReason });
+
+    // An id typed by hand says no flag: settled, and the flag nobody read stays.
+    const unseen = await flaggedRetry();
+    await unseen.late();
+    const unseenFlag = await operation(unseen.operationId);
+    expect(unseenFlag.flaggedAt).not.toBeNull();
+    const typed = await inboxEvent("ticket.created", "lost-correlation-flag-unseen");
+    const byHand = await as.operator.post(matchPath(typed), { operationId: unseen.operationId, outcome: "succeeded" });
+    expect(byHand.status, byHand.text).toBe(200);
+    expect(await operation(unseen.operationId)).toMatchObject({ state: "succeeded", flaggedAt: unseenFlag.flaggedAt, flagReason: unseenFlag.flagReason });
+  });
+
   it("a match whose page showed another waiting reason hears what the event is now; a default note is never quoted as someone's reason", async () => {
     const op = await unknownOp();
     const eventId = await inboxEvent("ticket.created", "seen-status");

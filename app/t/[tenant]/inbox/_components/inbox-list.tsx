@@ -169,7 +169,16 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
                 <code>{c.tool}</code>
               </td>
               <td>
-                <StateBadge state={c.state} />
+                {/* Its flag, read before matching: a match can take it down (and is refused if
+                    the flag changed since this page was read). */}
+                <span className="row">
+                  <StateBadge state={c.state} />
+                  {c.flag ? (
+                    <span className="badge danger" title={`Flagged: ${c.flag.reason}`}>
+                      flagged
+                    </span>
+                  ) : null}
+                </span>
               </td>
               <td>
                 <TimeAgo at={c.createdAt} now={now} />

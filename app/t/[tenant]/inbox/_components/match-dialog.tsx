@@ -39,13 +39,15 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
       `/api/console/${encodeURIComponent(tenant)}/webhook-events/${encodeURIComponent(event.id)}/match`,
       "POST",
       // The status this card showed: decided meanwhile by someone else, the server refuses.
-      // And the attempts the chosen candidate had: one started since, the server refuses.
+      // And the attempts and the flag the chosen candidate had: one started or raised since, the
+      // server refuses (a match may take the flag down). An id typed by hand sends neither.
       {
         operationId: operationId.trim(),
         outcome,
         reason: reason.trim() || undefined,
         eventStatus: event.status === "matched" ? undefined : event.status,
         seenAttempts: candidate?.attempts,
+        seenFlaggedAt: candidate ? (candidate.flag?.at ?? null) : undefined,
       },
     );
     setBusy(false);
@@ -77,6 +79,12 @@ export function MatchDialog({ tenant, target, actor, onClose, onDone }: { tenant
         {candidate?.argsPreview ? (
           <p className="small">
             Its arguments: <code className="wrap-anywhere">{candidate.argsPreview}</code>
+          </p>
+        ) : null}
+        {candidate?.flag ? (
+          <p className="small error" role="note">
+            <strong>Flagged:</strong> <span className="wrap-anywhere">{candidate.flag.reason}</span>.{" "}
+            {["processing", "unknown", "pending"].includes(candidate.state) ? "Matching settles it and takes this flag down." : "Confirming its outcome takes this flag down only if this event raised it."}
           </p>
         ) : null}
         <fieldset>
