@@ -15,11 +15,14 @@ export async function decideApproval(options: {
   actor: string;
   // A key limited to some tools may only decide approvals of those tools (empty = all).
   allowedTools?: string[];
+  // The deciding API key's principal: the one that asked for the approval may not approve it.
+  principal?: string;
 }): Promise<ApprovalView> {
   const { input } = options;
   const rows = await options.db.$queryRaw<{ r: { code: string; approval?: SqlApproval } }[]>`
     SELECT tollgate_decide_approval(${options.tenantId}, ${options.approvalId}, ${input.decision},
-      ${input.reason ?? null}, ${options.actor}, ${options.allowedTools ?? []}::text[]) AS r`;
+      ${input.reason ?? null}, ${options.actor}, ${options.allowedTools ?? []}::text[],
+      ${options.principal ?? null}) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_decide_approval returned nothing");
   const approval = r.approval ? approvalView(r.approval) : undefined;
@@ -31,6 +34,12 @@ export async function decideApproval(options: {
     case "approval-not-found":
     case "forbidden":
       throw new ProblemError("approval-not-found", "No approval with this id exists in your tenant.");
+    case "requester-cannot-approve":
+      throw new ProblemError(
+        "forbidden",
+        `The approval was requested by principal ${approval?.principal ?? "(this one)"}, whose keys cannot approve it: another principal or a person in the console must. It may still reject it (withdrawing the request).`,
+        { extras: { approval } },
+      );
     case "approval-already-decided":
       throw new ProblemError(
         "approval-already-decided",

@@ -7,6 +7,9 @@ export type DuplicateIntent = {
   state: string;
   principal: string;
   createdAt: string;
+  // The same Idempotency-Key as this one, from another principal: a key is deduplicated only
+  // within its principal (the scope is tenant, principal, tool), so this is a second operation.
+  sameKey: boolean;
   // [] when the args are identical; otherwise the (few) paths that differ.
   differingPaths: string[];
   // The same paths with each side's value, short: what tells "the amount was re-rounded" from
@@ -27,16 +30,18 @@ const NEAR_PATHS = 2;
 // The classic agent bug: a retry mints a new Idempotency-Key, so the same intent arrives as a
 // second operation that idempotency cannot catch. An approver should see it before saying yes:
 // operations of the same tool and tenant in the 24 h before (and since) this one, under OTHER
-// keys, with identical or near-identical args.
+// keys, with identical or near-identical args. Other principals' operations under the SAME key
+// count too: idempotency never joins them to this one (two replicas of an agent configured with
+// different principals, a rollout), so both would run; until 2026-12-02 they were left out.
 export async function findDuplicateIntents(options: { db: Db; tenantId: string; operationId: string }): Promise<DuplicateIntent[]> {
   const { db, tenantId } = options;
   const op = await db.operation.findFirst({ where: { id: options.operationId, tenantId }, select: { tool: true, args: true, keyDigest: true, fingerprint: true, createdAt: true } });
   if (!op) return [];
   const others = await db.operation.findMany({
-    where: { tenantId, tool: op.tool, createdAt: { gte: new Date(op.createdAt.getTime() - WINDOW_MS) }, NOT: [{ id: options.operationId }, { keyDigest: op.keyDigest }] },
+    where: { tenantId, tool: op.tool, createdAt: { gte: new Date(op.createdAt.getTime() - WINDOW_MS) }, NOT: { id: options.operationId } },
     orderBy: { createdAt: "desc" },
     take: SCAN_LIMIT,
-    select: { id: true, state: true, principal: true, createdAt: true, fingerprint: true, args: true },
+    select: { id: true, state: true, principal: true, createdAt: true, fingerprint: true, args: true, keyDigest: true },
   });
   const out: DuplicateIntent[] = [];
   for (const other of others) {
@@ -47,6 +52,7 @@ export async function findDuplicateIntents(options: { db: Db; tenantId: string; 
       state: other.state,
       principal: other.principal,
       createdAt: other.createdAt.toISOString(),
+      sameKey: other.keyDigest === op.keyDigest,
       differingPaths: leaves.map((d) => d.path),
       differences: leaves.map((d) => ({ path: d.path, ...shortPair(d.before, d.after) })),
     });

@@ -219,6 +219,31 @@ describe("who decides", () => {
     expect(s.audit.filter((e) => e.action.startsWith("approval."))).toHaveLength(1);
   });
 
+  // Review, 2026-12-02: an admin key claimed a tool that needs approval, then approved its own
+  // request through the API, and the audit log showed an approval nobody else gave.
+  it("the principal that asked cannot approve its own request with any of its keys (403, nothing changes); it may withdraw it", async () => {
+    const tool = await approvalTool();
+    const ownAdmin = await createApiKey({ db: app.db, tenantId: acme.tenantId, input: { principal: "acme-agent", role: "admin" }, actor: "test" });
+    const ownApprover = await createApiKey({ db: app.db, tenantId: acme.tenantId, input: { principal: "acme-agent", role: "approver" }, actor: "test" });
+    const { operationId, approvalId } = await requestApproval(tool);
+    for (const key of [ownAdmin.secret, ownApprover.secret]) {
+      const self = await decide(approvalId, key, { decision: "approve", reason: "looks fine to me" });
+      expectProblem(self, 403, "forbidden");
+      expect(self.body.detail).toContain("requested by principal acme-agent");
+    }
+    let s = await stored(operationId);
+    expect([s.approvals[0]!.state, s.op.state]).toEqual(["pending", "awaiting_approval"]);
+    expect(s.audit.filter((e) => e.action.startsWith("approval."))).toEqual([]);
+    // Another principal's key approves it.
+    expect((await decide(approvalId, acme.approver, { decision: "approve" })).status).toBe(200);
+
+    const withdrawn = await requestApproval(tool, { amount: 7, customer: "cus_2" });
+    const res = await decide(withdrawn.approvalId, ownAdmin.secret, { decision: "reject", reason: "asked by mistake" });
+    expect(res.status, res.text).toBe(200);
+    s = await stored(withdrawn.operationId);
+    expect([s.approvals[0]!.state, s.op.state]).toEqual(["rejected", "rejected"]);
+  });
+
   it("an agent key, a viewer, another tenant and a key limited to other tools cannot decide; nothing changes", async () => {
     const tool = await approvalTool();
     const { operationId, approvalId } = await requestApproval(tool);
@@ -325,11 +350,16 @@ describe("possible duplicate intent", () => {
     await app.db.$executeRaw`UPDATE operation SET created_at = now() - interval '25 hours' WHERE id = ${old}`;
     // A retry under the SAME key is idempotency's job, not a duplicate intent.
     expect(await claimAs(tool, args, subject.key)).toBe(subject.operationId);
+    // But the same key from another principal is another operation that would run too (review,
+    // 2026-12-02: it was left out as if idempotency had caught it).
+    const otherPrincipal = (await claim(app.baseUrl, acme.agent2, subject.key, { tool, args })).body.operationId as string;
+    expect(otherPrincipal).not.toBe(subject.operationId);
 
     const found = await findDuplicateIntents({ db: app.db, tenantId: acme.tenantId, operationId: subject.operationId });
-    expect(found.map((d) => [d.operationId, d.differingPaths])).toEqual([
-      [identical, []],
-      [rounded, ["args.amount"]],
+    expect(found.map((d) => [d.operationId, d.differingPaths, d.sameKey])).toEqual([
+      [otherPrincipal, [], true],
+      [identical, [], false],
+      [rounded, ["args.amount"], false],
     ]);
     // Each difference with both values, so an approver tells a re-rounded amount from another intent.
     expect(found.find((d) => d.operationId === rounded)?.differences).toEqual([{ path: "args.amount", here: "1200", there: "1250" }]);

@@ -86,8 +86,8 @@ export default async function ApprovalPage({
           <div className="notice warn-notice duplicate-intent" role={open ? "alert" : "note"}>
             <strong>Possible duplicate intent.</strong>{" "}
             {identical.length > 0
-              ? `${identical.length} other operation${identical.length === 1 ? "" : "s"} of this tool ran with identical arguments under a different Idempotency-Key in the last 24 h.`
-              : "Operations of this tool with nearly the same arguments ran under a different Idempotency-Key in the last 24 h."}{" "}
+              ? `${identical.length} other operation${identical.length === 1 ? "" : "s"} of this tool ran with identical arguments in the last 24 h, under another Idempotency-Key or principal: idempotency does not join ${identical.length === 1 ? "it" : "them"} to this one.`
+              : "Operations of this tool with nearly the same arguments ran in the last 24 h under another Idempotency-Key or principal."}{" "}
             An agent that mints a new key on every retry looks exactly like this{open ? ": check before you approve." : "."}
             <ul className="compact-list">
               {duplicates.slice(0, 10).map((d) => (
@@ -95,7 +95,8 @@ export default async function ApprovalPage({
                   <Link href={traceHref(tenant.slug, d.operationId, "approvals")} className="mono">
                     {d.operationId}
                   </Link>{" "}
-                  <StateBadge state={d.state} /> by {d.principal}, <TimeAgo at={d.createdAt} now={now} /> —{" "}
+                  <StateBadge state={d.state} /> by {d.principal}
+                  {d.sameKey ? <strong> under this same Idempotency-Key</strong> : null}, <TimeAgo at={d.createdAt} now={now} /> —{" "}
                   {d.differences.length === 0 ? (
                     <strong>identical arguments</strong>
                   ) : (

@@ -21,6 +21,7 @@ export const POST = withApiKey<{ id: string }>(
       input,
       actor: `api-key:${key.id}`,
       allowedTools: key.tools,
+      principal: key.principal,
     });
     return json(approval);
   },
