@@ -11,11 +11,12 @@ const settled: Record<string, string> = { succeeded: "succeeded", failed: "faile
 // the resolution and its audit event show at once. Render it only for users who may resolve.
 // A resolved operation has no Resolve button: under an ActionNoticeProvider the page's notice
 // says what was done and takes focus; without one, a status line here does.
-export function ResolveButton({ tenant, operationId, attempts, actor, label = "Resolve…", className = "primary" }: {
+export function ResolveButton({ tenant, operationId, attempts, flaggedAt, actor, label = "Resolve…", className = "primary" }: {
   tenant: string;
   operationId: string;
-  // The attempts the page shows (see ResolveDialog).
+  // The attempts and the flag (its time, null for none) the page shows (see ResolveDialog).
   attempts?: number;
+  flaggedAt?: string | null;
   actor: string;
   label?: string;
   className?: string;
@@ -36,6 +37,7 @@ export function ResolveButton({ tenant, operationId, attempts, actor, label = "R
         tenant={tenant}
         operationIds={[operationId]}
         attempts={attempts === undefined ? undefined : { [operationId]: attempts }}
+        flags={flaggedAt === undefined ? undefined : { [operationId]: flaggedAt }}
         open={open}
         actor={actor}
         onClose={() => setOpen(false)}

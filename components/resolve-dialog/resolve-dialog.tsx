@@ -30,6 +30,9 @@ export function ResolveDialog(props: {
   // How many attempts of each operation the person is looking at: if another runs meanwhile,
   // the server refuses the resolve (what they checked was about an earlier attempt).
   attempts?: Record<string, number>;
+  // The flag each operation showed (when it was raised), null for none: a resolve takes a flag
+  // down, so if one is raised or cleared meanwhile the server refuses it too.
+  flags?: Record<string, string | null>;
   open: boolean;
   actor: string;
   onClose: () => void;
@@ -108,7 +111,9 @@ export function ResolveDialog(props: {
       const res = await sendJson<Record<string, unknown>>(
         url,
         "POST",
-        bulk ? { ...parsed.data, operationIds, seenAttempts: seenOf(operationIds, props.attempts) } : { ...parsed.data, seenAttempts: props.attempts?.[single] },
+        bulk
+          ? { ...parsed.data, operationIds, seenAttempts: seenOf(operationIds, props.attempts), seenFlags: seenOf(operationIds, props.flags) }
+          : { ...parsed.data, seenAttempts: props.attempts?.[single], seenFlaggedAt: props.flags?.[single] },
       );
       // Closed meanwhile: whatever it did, the page behind shows what is stored now.
       if (mine !== submission.current) return router.refresh();
@@ -240,7 +245,7 @@ export function ResolveDialog(props: {
 }
 
 // The attempts the person saw of the operations they resolve (not of every row on the page).
-function seenOf(operationIds: string[], attempts: Record<string, number> | undefined): Record<string, number> | undefined {
-  if (!attempts) return undefined;
-  return Object.fromEntries(operationIds.flatMap((opId) => (attempts[opId] === undefined ? [] : [[opId, attempts[opId]]])));
+function seenOf<T>(operationIds: string[], seen: Record<string, T> | undefined): Record<string, T> | undefined {
+  if (!seen) return undefined;
+  return Object.fromEntries(operationIds.flatMap((opId) => (seen[opId] === undefined ? [] : [[opId, seen[opId]]])));
 }

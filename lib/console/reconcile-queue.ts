@@ -27,6 +27,9 @@ export type ReconcileRow = {
   attempts: number;
   maxAttempts: number;
   conflicts: number;
+  // Its flag, if any (a superseded attempt said it succeeded, say): shown in the row, and the
+  // resolve says which it saw, since resolving takes it down.
+  flag: { at: string; reason: string } | null;
   // The operation's error, else the newest attempt's: what the agent (or the lease expiry) last said.
   lastError: { code?: string; message?: string } | null;
 };
@@ -44,6 +47,8 @@ type SqlRow = {
   attempt_count: number;
   max_attempts: number;
   conflict_count: number;
+  flagged_at: Date | null;
+  flag_reason: string | null;
   last_error: ReconcileRow["lastError"];
 };
 
@@ -60,7 +65,7 @@ export async function listReconcileQueue(options: {
   const afterId = options.after?.id ?? "";
   const rows = await options.db.$queryRaw<SqlRow[]>`
     SELECT o.id, o.tool, o.principal, o.state::text AS state, o.created_at, o.updated_at, o.lease_expires_at,
-      o.attempt_count, o.max_attempts, o.conflict_count,
+      o.attempt_count, o.max_attempts, o.conflict_count, o.flagged_at, o.flag_reason,
       coalesce(o.error, (SELECT a.error FROM attempt a
         WHERE a.tenant_id = o.tenant_id AND a.operation_id = o.id AND a.error IS NOT NULL
         ORDER BY a.number DESC LIMIT 1)) AS last_error
@@ -82,6 +87,7 @@ export async function listReconcileQueue(options: {
       attempts: r.attempt_count,
       maxAttempts: r.max_attempts,
       conflicts: r.conflict_count,
+      flag: r.flagged_at ? { at: r.flagged_at.toISOString(), reason: r.flag_reason ?? "" } : null,
       lastError: r.last_error,
     })),
     next: rows.length > limit && last ? { createdAt: last.created_at.toISOString(), id: last.id } : null,

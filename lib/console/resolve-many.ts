@@ -4,15 +4,20 @@ import { ProblemError } from "@/lib/http/problem";
 import { log } from "@/lib/log";
 import { resolveOperation } from "@/lib/operations/resolve-operation";
 import { resolveRequestSchema, seenAttemptsSchema, type ResolveRequest } from "@/lib/operations/operation-schemas";
+import { flagTimeSchema } from "@/lib/operations/clear-flag";
 
-// The console's resolve says how many attempts the person saw (see resolveOperation's seenAttempts).
-export const consoleResolveRequestSchema = resolveRequestSchema.extend({ seenAttempts: seenAttemptsSchema.optional() }).strict();
+// The console's resolve says how many attempts the person saw and which flag (its time, null for
+// none): see resolveOperation's seenAttempts and seenFlaggedAt.
+export const consoleResolveRequestSchema = resolveRequestSchema
+  .extend({ seenAttempts: seenAttemptsSchema.optional(), seenFlaggedAt: flagTimeSchema.nullable().optional() })
+  .strict();
 
 export const resolveBulkRequestSchema = resolveRequestSchema
   .extend({
     operationIds: z.array(z.string().min(1).max(100)).min(1, "select at least one operation").max(500),
     // Per operation id, as the rows showed them.
     seenAttempts: z.record(z.string(), seenAttemptsSchema).optional(),
+    seenFlags: z.record(z.string(), flagTimeSchema.nullable()).optional(),
   })
   .strict();
 
@@ -45,6 +50,7 @@ export async function resolveMany(options: {
   input: ResolveRequest;
   actor: string;
   seenAttempts?: Record<string, number>;
+  seenFlags?: Record<string, string | null>;
   concurrency?: number;
 }): Promise<ResolveManyResult> {
   const ids = [...new Set(options.operationIds)];
@@ -66,7 +72,7 @@ export async function resolveMany(options: {
 }
 
 async function resolveOne(
-  options: { db: Db; tenantId: string; input: ResolveRequest; actor: string; seenAttempts?: Record<string, number> },
+  options: { db: Db; tenantId: string; input: ResolveRequest; actor: string; seenAttempts?: Record<string, number>; seenFlags?: Record<string, string | null> },
   operationId: string,
 ): Promise<ResolveManyRow> {
   try {
@@ -79,6 +85,7 @@ async function resolveOne(
       via: "operator",
       // Own keys only: an id such as "__proto__" read Object.prototype off the map (a 500 from the SQL).
       seenAttempts: options.seenAttempts && Object.hasOwn(options.seenAttempts, operationId) ? options.seenAttempts[operationId] : undefined,
+      seenFlaggedAt: options.seenFlags && Object.hasOwn(options.seenFlags, operationId) ? options.seenFlags[operationId] : undefined,
     });
     return { operationId, status: "resolved", state: view.state };
   } catch (error) {

@@ -19,19 +19,31 @@ export async function resolveOperation(options: {
   // How many attempts the person had seen (the console sends it): if another ran since, what they
   // checked was about an earlier one, and the resolve is refused (409 invalid-state).
   seenAttempts?: number;
+  // The flag the person saw on it (its time), null for none, undefined when not said (the admin
+  // API): an operator's resolve takes a flag down, so one raised or cleared since is a 409.
+  seenFlaggedAt?: string | null;
   annotate?: (fields: LogFields) => void;
 }): Promise<OperationView> {
   const { db, input } = options;
-  const rows = await db.$queryRaw<{ r: { code: string; op?: SqlOperation } }[]>`
+  const rows = await db.$queryRaw<{ r: { code: string; op?: SqlOperation; changed?: "flag"; flagged?: boolean } }[]>`
     SELECT tollgate_resolve(${options.tenantId}, ${options.operationId}, ${input.outcome}, ${input.reason},
       ${input.resourceId ?? null}, ${input.evidence ?? null}, ${options.actor}, ${options.via ?? "operator"},
-      ${options.seenAttempts ?? null}::int) AS r`;
+      ${options.seenAttempts ?? null}::int, ${options.seenFlaggedAt !== undefined}, ${options.seenFlaggedAt ?? null}::timestamptz) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_resolve returned nothing");
   if (r.op) options.annotate?.(operationLogFields(r.op));
   if (r.code === "resolved" && r.op) {
     metrics().resolutions.inc({ outcome: input.outcome });
     return operationView(r.op);
+  }
+  if (r.code === "operation-changed" && r.op && r.changed === "flag") {
+    throw new ProblemError(
+      "invalid-state",
+      r.flagged
+        ? "This operation was flagged since you looked (or flagged again): a resolve takes its flag down, so read the flag on the operation before you resolve it."
+        : "This operation's flag was taken down since you looked: look at the operation as it stands before you resolve it.",
+      { extras: { operationId: r.op.operationId, state: r.op.state, flagged: r.flagged } },
+    );
   }
   if (r.code === "operation-changed" && r.op) {
     throw new ProblemError(

@@ -6,6 +6,7 @@ import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 import { MAX_SAVED_VIEWS } from "@/lib/console/saved-views";
+import { listReconcileQueue } from "@/lib/console/reconcile-queue";
 
 // The console's mutating routes at the HTTP level (issue 4: "Role checks on every mutating
 // route/action are also covered at the HTTP level"). Every request goes through next-auth's real
@@ -71,6 +72,13 @@ async function unknownByComplete(keys: TenantKeys = acme): Promise<string> {
   expect((await operation(op.operationId)).state).toBe("unknown");
   return op.operationId;
 }
+
+// One attempt (by its fencing token) says its outcome is unknown.
+const completeUnknown = (operationId: string, token: string) =>
+  call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, {
+    key: acme.agent,
+    body: { fencingToken: token, outcome: "unknown", error: { code: "timeout", message: "provider timed out" } },
+  });
 
 // The executor died holding a takeover-never lease; the next claim finds it expired.
 async function unknownByExpiredLease(): Promise<string> {
@@ -269,11 +277,7 @@ describe("console: resolving one operation", () => {
   // attempt 1's evidence. The console says which attempt the person saw.
   it("refuses a resolve made on an earlier attempt than the one that ran since: 409 invalid-state, unchanged; the current one is accepted", async () => {
     const op = await claimNew(LONG);
-    const unknown = (token: string) =>
-      call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
-        key: acme.agent,
-        body: { fencingToken: token, outcome: "unknown", error: { code: "timeout", message: "provider timed out" } },
-      });
+    const unknown = (token: string) => completeUnknown(op.operationId, token);
     expect((await unknown(op.token)).status).toBe(200);
     // What the first operator sees: attempt 1 of this operation, unknown.
     const seen = (await operation(op.operationId)).attemptCount;
@@ -295,6 +299,41 @@ describe("console: resolving one operation", () => {
     const current = await as.operator.post(resolvePath(op.operationId), { ...good, seenAttempts: 2 });
     expect(current.status, current.text).toBe(200);
     expect((await operation(op.operationId)).state).toBe("succeeded");
+  });
+
+  // Review, 2026-12-02: a resolve takes the operation's flag down, and took down one raised after
+  // the page was read (the reconcile queue showed no flags at all). The console says which it saw.
+  it("refuses a resolve that saw no flag once one was raised (409, single and bulk, unchanged); the queue shows the flag, and a resolve that saw it takes it down", async () => {
+    const op = await claimNew(LONG);
+    const unknown = (token: string) => completeUnknown(op.operationId, token);
+    expect((await unknown(op.token)).status).toBe(200);
+    expect((await as.admin.post(resolvePath(op.operationId), { outcome: "retry", reason: "nothing at the provider yet", seenAttempts: 1, seenFlaggedAt: null })).status).toBe(200);
+    const second = await claim(app.baseUrl, acme.agent, op.idem, { tool: op.tool, args: op.args });
+    expect((await unknown(second.body.attempt.fencingToken)).status).toBe(200);
+    const queueRow = async () => (await listReconcileQueue({ db: app.db, tenantId: acme.tenantId, limit: 500 })).rows.find((r) => r.id === op.operationId);
+    expect((await queueRow())?.flag).toBeNull();
+    // Attempt 1 says it succeeded after all, while the operator has the queue open.
+    const late = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, { key: acme.agent, body: { fencingToken: op.token, outcome: "succeeded" } });
+    expect(late.status, late.text).toBe(409);
+    const flagged = await operation(op.operationId);
+    expect(flagged).toMatchObject({ state: "unknown", flagReason: expect.stringContaining("may have acted twice") });
+    const before = await snapshot(op.operationId);
+
+    const stale = await as.operator.post(resolvePath(op.operationId), { ...good, seenAttempts: 2, seenFlaggedAt: null });
+    expectProblem(stale, 409, "invalid-state");
+    expect(stale.body.detail).toContain("flagged since you looked");
+    expect(await snapshot(op.operationId)).toEqual(before);
+    const bulk = await as.operator.post(bulkPath(), { ...good, resourceId: undefined, operationIds: [op.operationId], seenAttempts: { [op.operationId]: 2 }, seenFlags: { [op.operationId]: null } });
+    expect(bulk.body).toMatchObject({ resolved: 0, skipped: 1, results: [{ operationId: op.operationId, status: "skipped", state: "unknown" }] });
+    expect(await snapshot(op.operationId)).toEqual(before);
+
+    const shown = await queueRow();
+    expect(shown?.flag).toEqual({ at: flagged.flaggedAt?.toISOString(), reason: flagged.flagReason });
+    const res = await as.operator.post(resolvePath(op.operationId), { ...good, seenAttempts: 2, seenFlaggedAt: shown?.flag?.at });
+    expect(res.status, res.text).toBe(200);
+    expect(await operation(op.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null, flagReason: null });
+    const audit = (await auditOf(op.operationId)).filter((a) => a.action === "operation.resolved").at(-1);
+    expect(audit?.before).toMatchObject({ flagReason: flagged.flagReason });
   });
 
   // AGENT-API.md: "only from unknown (or processing with an expired lease)".

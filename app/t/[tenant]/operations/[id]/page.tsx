@@ -60,7 +60,7 @@ export default async function OperationTracePage({
           </div>
           {mayResolve && trace.resolvable ? (
             <div className="row">
-              <ResolveButton tenant={tenant.slug} operationId={op.id} attempts={op.attempts} actor={`user:${user.email}`} />
+              <ResolveButton tenant={tenant.slug} operationId={op.id} attempts={op.attempts} flaggedAt={op.flaggedAt} actor={`user:${user.email}`} />
             </div>
           ) : null}
         </div>

@@ -39,6 +39,7 @@ export function ReconcileTable({
   const [dialogIds, setDialogIds] = useState<string[] | null>(null);
   const toolsById = Object.fromEntries(rows.map((r) => [r.id, r.tool]));
   const attemptsById = Object.fromEntries(rows.map((r) => [r.id, r.attempts]));
+  const flagsById = Object.fromEntries(rows.map((r) => [r.id, r.flag?.at ?? null]));
   const [outcome, setOutcome] = useState<ResolveOutcome | null>(null);
   const selectAll = useRef<HTMLInputElement>(null);
   // After a resolve the row (and the button that had focus) leaves the queue: focus goes to what
@@ -151,6 +152,15 @@ export function ReconcileTable({
                     </>
                   )}
                   {r.conflicts ? <span className="muted" title="Claims refused meanwhile (409/422/429)"> · {r.conflicts} refused</span> : null}
+                  {/* Read before resolving: a resolve takes the flag down. */}
+                  {r.flag ? (
+                    <>
+                      {" "}
+                      <span className="badge danger" title={`Flagged: ${r.flag.reason}`}>
+                        flagged
+                      </span>
+                    </>
+                  ) : null}
                 </td>
                 <td>
                   {r.attempts} / {r.maxAttempts}
@@ -182,6 +192,7 @@ export function ReconcileTable({
           operationIds={dialogIds ?? []}
           tools={toolsById}
           attempts={attemptsById}
+          flags={flagsById}
           open={dialogIds !== null}
           actor={actor}
           onClose={() => setDialogIds(null)}

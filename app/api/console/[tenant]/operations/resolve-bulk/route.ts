@@ -11,9 +11,10 @@ export const dynamic = "force-dynamic";
 export const POST = withConsoleUser<{ tenant: string }>(
   { route: "/api/console/{tenant}/operations/resolve-bulk", capability: "resolve" },
   async ({ req, user, tenant, ctx }) => {
-    const { operationIds, seenAttempts, ...input } = resolveBulkRequestSchema.parse(await readJson(req, { maxBytes: 96 * KiB }));
+    // 128 KiB: 500 ids, each with the attempts and the flag the rows showed.
+    const { operationIds, seenAttempts, seenFlags, ...input } = resolveBulkRequestSchema.parse(await readJson(req, { maxBytes: 128 * KiB }));
     ctx.annotate({ operations: operationIds.length });
-    const result = await resolveMany({ db: db(), tenantId: tenant.id, operationIds, input, actor: `user:${user.email}`, seenAttempts });
+    const result = await resolveMany({ db: db(), tenantId: tenant.id, operationIds, input, actor: `user:${user.email}`, seenAttempts, seenFlags });
     return json(result);
   },
 );

@@ -13,7 +13,7 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
   { route: "/api/console/{tenant}/operations/{id}/resolve", capability: "resolve" },
   async ({ req, user, tenant, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
-    const { seenAttempts, ...input } = consoleResolveRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
+    const { seenAttempts, seenFlaggedAt, ...input } = consoleResolveRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
     const view = await resolveOperation({
       db: db(),
       tenantId: tenant.id,
@@ -22,6 +22,7 @@ export const POST = withConsoleUser<{ tenant: string; id: string }>(
       actor: `user:${user.email}`,
       via: "operator",
       seenAttempts,
+      seenFlaggedAt,
       annotate: ctx.annotate,
     });
     return json(view);
