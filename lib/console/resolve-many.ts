@@ -131,8 +131,13 @@ async function describeSkipped(options: { db: Db; tenantId: string }, results: R
     row.resolvedByLabel = resolution?.by ? label(resolution.by) : null;
     row.resolvedVia = resolution?.via ?? null;
     row.resolvedAt = resolution?.at ? new Date(resolution.at).toISOString() : null;
+    // Still unknown (or processing): refused because it changed since the person looked (another
+    // attempt, a flag raised) or cannot be retried; the refusal's own reason says which.
+    const stillOpen = row.state === "unknown" || row.state === "processing";
     row.detail = resolution?.by
       ? `Already resolved (${row.state}) by ${label(resolution.by)}${resolution.via && resolution.via !== "operator" ? ` via ${resolution.via}` : ""}.`
-      : `Not resolvable any more: it is ${row.state} now.`;
+      : stillOpen
+        ? row.detail
+        : `Not resolvable any more: it is ${row.state} now.`;
   }
 }

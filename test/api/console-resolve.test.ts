@@ -325,6 +325,8 @@ describe("console: resolving one operation", () => {
     expect(await snapshot(op.operationId)).toEqual(before);
     const bulk = await as.operator.post(bulkPath(), { ...good, resourceId: undefined, operationIds: [op.operationId], seenAttempts: { [op.operationId]: 2 }, seenFlags: { [op.operationId]: null } });
     expect(bulk.body).toMatchObject({ resolved: 0, skipped: 1, results: [{ operationId: op.operationId, status: "skipped", state: "unknown" }] });
+    // The row says why (it read "not resolvable any more: it is unknown now").
+    expect(bulk.body.results[0].detail).toContain("flagged since you looked");
     expect(await snapshot(op.operationId)).toEqual(before);
 
     const shown = await queueRow();

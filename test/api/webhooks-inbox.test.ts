@@ -391,11 +391,15 @@ describe("the handled view", () => {
     expectProblem(stale, 409, "invalid-state");
     expect(stale.body.detail).toContain("flagged since the inbox was read");
     expect(await event(first)).toMatchObject({ status: "contradicting" });
+    // Two deliveries back to back can flag in one millisecond: the second flag then carries the
+    // first event's time, and only its words tell it is not that event's own.
+    await app.db.$executeRaw`UPDATE operation SET flagged_at = (SELECT received_at FROM webhook_event WHERE id = ${first}) WHERE id = ${settled.operationId}`;
+    const sameMillisecond = await operation(settled.operationId);
 
     // Without saying which flag it saw (an id typed by hand): linked, and the newer flag stays.
     const res = await as.operator.post(matchPath(first), { operationId: settled.operationId, outcome: "succeeded", eventStatus: "contradicting" });
     expect(res.status, res.text).toBe(200);
-    expect(await operation(settled.operationId)).toMatchObject({ state: "succeeded", flaggedAt: standing.flaggedAt, flagReason: standing.flagReason });
+    expect(await operation(settled.operationId)).toMatchObject({ state: "succeeded", flaggedAt: sameMillisecond.flaggedAt, flagReason: standing.flagReason });
     const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: settled.operationId, action: "operation.webhook_matched" } });
     expect(audit.after).toMatchObject({ eventId: first, clearedFlag: null });
     expect((await event(second)).status).toBe("contradicting");

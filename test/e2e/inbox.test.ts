@@ -363,3 +363,48 @@ describe("filtering the inbox (operator)", () => {
     await context.close();
   });
 });
+
+// Review, 2026-12-02: a match takes a flag down, so one raised while the dialog is open is a 409;
+// the dialog kept the event as it was when opened and sent the same stale flag again, 409 after 409.
+describe("a flag raised while the match dialog is open (operator)", () => {
+  it("is refused once, then shown in the dialog, and the next Match settles the operation with the flag read", async () => {
+    // Attempt 1 timed out, a retry was allowed, attempt 2 runs.
+    const idem = `idem-${randomUUID()}`;
+    const args = { title: "Badge reader offline" };
+    const first = await claim(app.baseUrl, acme.agent, idem, { tool: "tickets.create", args });
+    const operationId: string = first.body.operationId;
+    const reply = (body: Record<string, unknown>) => call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, { key: acme.agent, body: { fencingToken: first.body.attempt.fencingToken, ...body } });
+    expect((await reply({ outcome: "unknown", error: { code: "timeout", message: "no answer" } })).status).toBe(200);
+    expect((await call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/resolve`, { key: acme.admin, body: { outcome: "retry", reason: "nothing at the provider" } })).status).toBe(200);
+    expect((await claim(app.baseUrl, acme.agent, idem, { tool: "tickets.create", args })).status).toBe(201);
+    const delivered = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.created", null)));
+    const eventId: string = delivered.body.eventId;
+
+    const context = await newContext();
+    const page = await signIn(context, app.baseUrl, operator);
+    await page.goto(`${app.baseUrl}/t/acme/inbox`);
+    await card(page, eventId).getByRole("button", { name: `Match ${eventId} to ${operationId}` }).click();
+    const dialog = page.getByRole("dialog", { name: "Match webhook event" });
+    await dialog.waitFor();
+    expect(await dialog.getByText("Flagged:").count()).toBe(0);
+
+    // Meanwhile attempt 1 says it succeeded after all: the tool may have acted twice.
+    expect((await reply({ outcome: "succeeded" })).status).toBe(409);
+    const flagged = await app.db.operation.findUniqueOrThrow({ where: { id: operationId } });
+    expect(flagged.flagReason).toContain("may have acted twice");
+
+    await dialog.getByRole("button", { name: "Match", exact: true }).click();
+    await dialog.getByRole("alert").filter({ hasText: "flagged since the inbox was read" }).waitFor({ timeout: 15_000 });
+    expect((await app.db.operation.findUniqueOrThrow({ where: { id: operationId } })).state).toBe("processing");
+    // The page refreshed behind the dialog, which now shows the flag the next Match answers.
+    const note = dialog.locator("p[role=note]").filter({ hasText: "Flagged:" });
+    await note.waitFor({ timeout: 15_000 });
+    expect(await note.textContent()).toContain(flagged.flagReason);
+    await screenshot(page, "inbox-match-dialog-flag-raised");
+
+    await dialog.getByRole("button", { name: "Match", exact: true }).click();
+    await page.locator(".notice[role=status]").filter({ hasText: `Matched ${eventId}` }).waitFor({ timeout: 15_000 });
+    expect(await app.db.operation.findUniqueOrThrow({ where: { id: operationId } })).toMatchObject({ state: "succeeded", flaggedAt: null });
+    await context.close();
+  });
+});

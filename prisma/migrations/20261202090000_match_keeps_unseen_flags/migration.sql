@@ -11,6 +11,14 @@
 -- with two more parameters; only the parts marked [changed] differ.
 DROP FUNCTION tollgate_webhook_match(text, text, text, text, text, text, text, integer);
 
+-- Whether the flag standing on an operation is the one this event raised as it was stored: the
+-- ingest flags in the transaction that inserts the event, so the flag carries the event's time
+-- (now(), both timestamptz(3)), and every flag an ingest writes begins "webhook <event id> (".
+-- The time alone would take two flags raised in one millisecond (two deliveries back to back) for one.
+CREATE FUNCTION tollgate_flag_is_events(p_op operation, p_event webhook_event) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
+  SELECT p_op.flagged_at IS NOT DISTINCT FROM p_event.received_at AND starts_with(p_op.flag_reason, 'webhook ' || p_event.id || ' (')
+$$;
+
 CREATE FUNCTION tollgate_webhook_match(p_tenant_id text, p_event_id text, p_op_id text, p_outcome text, p_reason text, p_actor text,
   p_seen_status text DEFAULT NULL,
   p_seen_attempts integer DEFAULT NULL,
@@ -61,7 +69,7 @@ BEGIN
     -- the operator saw (the console says which, checked above) or this event raised as it was
     -- stored (it carries the event's time; see below): an unseen one stays for someone to read.
     IF v_op.flagged_at IS NOT NULL AND (p_seen_flag_known
-        OR (v_event.operation_id IS NOT DISTINCT FROM v_op.id AND v_op.flagged_at = v_event.received_at)) THEN
+        OR (v_event.operation_id IS NOT DISTINCT FROM v_op.id AND tollgate_flag_is_events(v_op, v_event))) THEN
       v_cleared := v_op.flag_reason;
       UPDATE operation SET flagged_at = NULL, flag_reason = NULL WHERE id = v_op.id RETURNING * INTO v_op;
     END IF;
@@ -72,10 +80,9 @@ BEGIN
     -- The operator confirmed the recorded outcome from this event's own evidence about
     -- this operation: the flag it raised is answered. Another event linked here leaves it.
     -- [changed] So does a flag raised after this event arrived (a later complete or event about
-    -- the operation): the event raised its flag as it was stored, in that transaction, so the
-    -- flag is this event's own only while it carries the event's time.
+    -- the operation): see tollgate_flag_is_events.
     IF v_op.flagged_at IS NOT NULL AND v_event.operation_id IS NOT DISTINCT FROM v_op.id
-      AND v_op.flagged_at = v_event.received_at THEN
+      AND tollgate_flag_is_events(v_op, v_event) THEN
       v_cleared := v_op.flag_reason;
       UPDATE operation SET flagged_at = NULL, flag_reason = NULL WHERE id = v_op.id RETURNING * INTO v_op;
     END IF;

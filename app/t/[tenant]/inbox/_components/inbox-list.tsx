@@ -129,7 +129,18 @@ export function InboxList({
           )}
         </article>
       ))}
-      {matching ? <MatchDialog tenant={tenant} target={matching} actor={actor} onClose={() => setMatching(null)} onDone={finish} /> : null}
+      {matching ? (
+        <MatchDialog
+          tenant={tenant}
+          // The event as the page has it now: after a 409 (another attempt, a flag raised) the page
+          // refreshes behind the open dialog, which then shows and sends what is stored now, not
+          // what was read when it opened (the same stale values again, 409 after 409).
+          target={{ ...matching, event: events.find((e) => e.id === matching.event.id) ?? matching.event }}
+          actor={actor}
+          onClose={() => setMatching(null)}
+          onDone={finish}
+        />
+      ) : null}
       {ignoring ? <IgnoreDialog tenant={tenant} event={ignoring} actor={actor} onClose={() => setIgnoring(null)} onDone={finish} /> : null}
     </div>
   );
@@ -168,7 +179,7 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
               <td className="c-tool" title={c.tool}>
                 <code>{c.tool}</code>
               </td>
-              <td>
+              <td className="c-state">
                 {/* Its flag, read before matching: a match can take it down (and is refused if
                     the flag changed since this page was read). */}
                 <span className="row">

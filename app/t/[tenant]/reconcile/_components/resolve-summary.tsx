@@ -26,9 +26,13 @@ export function ResolveSummary({ outcome, tenant, onDismiss }: { outcome: Resolv
   const r = outcome.result;
   const others = r.results.filter((row) => row.status !== "resolved");
   const by = [...new Set(others.flatMap((row) => (row.status === "skipped" && row.resolvedByLabel ? [row.resolvedByLabel] : [])))];
+  // Skipped while still waiting for an outcome: changed since the rows were read (another attempt, a
+  // flag raised), or not retryable; each row below says which.
+  const changed = others.filter((row) => row.status === "skipped" && !row.resolvedByLabel && (row.state === "unknown" || row.state === "processing")).length;
+  const why = [by.length ? `already resolved by ${by.join(", ")}` : null, changed ? `${changed} refused, see why below` : null].filter(Boolean);
   const parts = [
     `${r.resolved} resolved${r.resolved ? ` as ${bulkLabel[outcome.outcome]}` : ""}`,
-    r.skipped ? `${r.skipped} skipped (${by.length ? `already resolved by ${by.join(", ")}` : "no longer resolvable"})` : null,
+    r.skipped ? `${r.skipped} skipped (${why.length ? why.join("; ") : "no longer resolvable"})` : null,
     r.notFound ? `${r.notFound} not found` : null,
     r.failed ? `${r.failed} failed` : null,
   ].filter(Boolean);
