@@ -16,7 +16,7 @@ DROP FUNCTION tollgate_webhook_match(text, text, text, text, text, text, text, i
 -- (now(), both timestamptz(3)), and every flag an ingest writes begins "webhook <event id> (".
 -- The time alone would take two flags raised in one millisecond (two deliveries back to back) for one.
 CREATE FUNCTION tollgate_flag_is_events(p_op operation, p_event webhook_event) RETURNS boolean LANGUAGE sql IMMUTABLE AS $$
-  SELECT p_op.flagged_at IS NOT DISTINCT FROM p_event.received_at AND starts_with(p_op.flag_reason, 'webhook ' || p_event.id || ' (')
+  SELECT coalesce(p_op.flagged_at = p_event.received_at AND starts_with(p_op.flag_reason, 'webhook ' || p_event.id || ' ('), false)
 $$;
 
 CREATE FUNCTION tollgate_webhook_match(p_tenant_id text, p_event_id text, p_op_id text, p_outcome text, p_reason text, p_actor text,
