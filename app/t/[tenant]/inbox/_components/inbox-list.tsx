@@ -5,6 +5,7 @@ import { useState, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import type { InboxDecision, InboxEvent } from "@/lib/console/webhook-inbox";
 import { JsonView } from "@/components/ui/json-view";
+import { FlagMark } from "@/components/ui/flag-mark";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { FocusedNotice } from "@/components/ui/action-notice";
@@ -184,11 +185,7 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
                     the flag changed since this page was read). */}
                 <span className="row">
                   <StateBadge state={c.state} />
-                  {c.flag ? (
-                    <span className="badge danger" title={`Flagged: ${c.flag.reason}`}>
-                      flagged
-                    </span>
-                  ) : null}
+                  {c.flag ? <FlagMark reason={c.flag.reason} /> : null}
                 </span>
               </td>
               <td>

@@ -5,6 +5,7 @@ import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import type { ReconcileRow } from "@/lib/console/reconcile-queue";
 import { ResolveDialog, type ResolveOutcome } from "@/components/resolve-dialog/resolve-dialog";
+import { FlagMark } from "@/components/ui/flag-mark";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { formatAge } from "@/components/ui/format-age";
@@ -156,9 +157,7 @@ export function ReconcileTable({
                   {r.flag ? (
                     <>
                       {" "}
-                      <span className="badge danger" title={`Flagged: ${r.flag.reason}`}>
-                        flagged
-                      </span>
+                      <FlagMark reason={r.flag.reason} />
                     </>
                   ) : null}
                 </td>
