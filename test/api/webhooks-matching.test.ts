@@ -416,6 +416,52 @@ describe("a webhook about an operation waiting to retry", () => {
     expect(await operation(op.operationId)).toEqual(before);
   });
 
+  // Review, 2026-12-02 (later): the echo rule looked only at attempts before a running one.
+  it("says failed of the side effect it names while the retry waits: settles nothing, and the retry's own confirmation of the effect stands", async () => {
+    const key = `idem-${randomUUID()}`;
+    const first = await claimWithKey(key);
+    expect((await putEffect(first, "ticket", "intended")).status).toBe(200);
+    expect((await complete(first, "failed", { retryable: true, error: { code: "timeout", message: "no answer" } })).body.state).toBe("pending");
+    const effect = await app.db.sideEffect.findFirstOrThrow({ where: { operationId: first.operationId, name: "ticket" } });
+    const before = await operation(first.operationId);
+
+    const res = await send("ticket.rejected", effect.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(first.operationId)).toEqual(before);
+    expect((await app.db.sideEffect.findUniqueOrThrow({ where: { id: effect.id } })).state).toBe("intended");
+    const [notApplied] = await audits(first.operationId, "operation.webhook_not_applied");
+    expect(notApplied).toMatchObject({ after: { eventId: res.body.eventId, failedAttempt: 1, sideEffect: "ticket" } });
+    expect(notApplied!.reason).toContain("already known; the operation stays pending");
+    // The retry runs and its call goes through: its report of the shared effect is taken (it was 409 side-effect-backwards).
+    await new Promise((r) => setTimeout(r, Math.max(0, (before.notBefore?.getTime() ?? 0) - Date.now()) + 50));
+    const second = await claimWithKey(key);
+    const confirmed = await putEffect(second, "ticket", "confirmed");
+    expect(confirmed.status, confirmed.text).toBe(200);
+    expect((await complete(second, "succeeded")).status).toBe(200);
+    expect(await operation(first.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null });
+  });
+
+  it("says failed after a provider's succeeded made the operation unknown: the known failure's echo settles nothing, the succeeded event can still be matched", async () => {
+    const op = await pendingWithKey(`idem-${randomUUID()}`);
+    const succeeded = await send("ticket.created", op.operationId);
+    expect((await operation(op.operationId)).state).toBe("unknown");
+
+    const res = await send("ticket.rejected", op.operationId);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(op.operationId)).toMatchObject({ state: "unknown", resolution: null });
+    expect(await audits(op.operationId, "operation.webhook_not_applied")).toHaveLength(1);
+    const matched = await matchWebhookEvent({
+      db: app.db,
+      tenantId: acme.tenantId,
+      eventId: succeeded.body.eventId,
+      input: { operationId: op.operationId, outcome: "succeeded", eventStatus: "contradicting" },
+      actor: "user:operator@example.test",
+    });
+    expect(matched.state).toBe("succeeded");
+  });
+
   async function pendingWithKeyAndEffect() {
     const op = await claimWithKey(`idem-${randomUUID()}`);
     // Intended only: an effect that may have gone out (sent) would make the failed report unknown itself.
@@ -583,6 +629,21 @@ describe("a webhook about an operation that has not run yet", () => {
     // Matching the event in the inbox settles it as succeeded: the provider's effect stands.
     const matched = await matchWebhookEvent({ db: app.db, tenantId: acme.tenantId, eventId: res.body.eventId, input: { operationId: op.operationId, outcome: "succeeded" }, actor: "user:ops@example.com" });
     expect(matched.state).toBe("succeeded");
+  });
+
+  // Review, 2026-12-02 (later): webhooks arrive in any order; a later "failed" settled it as failed.
+  it("approved and not yet claimed, succeeded then failed: the failed event contradicts, the operation stays unknown for an operator", async () => {
+    const op = await awaitingApproval();
+    expect((await call(app.baseUrl, "POST", `/api/v1/approvals/${op.approvalId}/decision`, { key: acme.approver, body: { decision: "approve" } })).status).toBe(200);
+    expect((await send("ticket.created", op.operationId)).body.status).toBe("contradicting");
+    expect((await operation(op.operationId)).state).toBe("unknown");
+
+    const res = await send("ticket.rejected", op.operationId);
+
+    expect(res.body.status).toBe("contradicting");
+    expect(await operation(op.operationId)).toMatchObject({ state: "unknown", resolution: null, flagReason: expect.stringContaining(res.body.eventId) });
+    const claimed = await claim(app.baseUrl, acme.agent, op.key, { tool: APPROVED, args: { title: "Refund" } });
+    expect([claimed.status, claimed.body.code], claimed.text).toEqual([409, "outcome-unknown"]);
   });
 
   it("approved and not yet claimed, failed: flagged and left pending; the agent's claim runs it", async () => {
