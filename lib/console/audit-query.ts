@@ -25,6 +25,8 @@ export const knownAuditActions = [
   "operation.webhook_matched",
   "operation.webhook_not_applied",
   "operation.flag_cleared",
+  "side_effect.",
+  "side_effect.late_report_refused",
   "webhook_event.",
   "webhook_event.matched",
   "webhook_event.ignored",

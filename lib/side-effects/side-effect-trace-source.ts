@@ -1,12 +1,15 @@
-import type { TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation-trace";
+import type { TraceAudit, TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation-trace";
 import { field } from "@/lib/console/trace-fields";
 
 // The operation trace's side effects: one entry per recorded state of each named provider call
 // (intent, sent, confirmed, …), from the audit events tollgate_record_side_effect writes, with
-// the effect's own downstream key so an operator can look the call up at the provider.
+// the effect's own downstream key so an operator can look the call up at the provider. A report
+// refused as lease-lost (its attempt was taken over, ended, or its lease ran out) changed nothing
+// but is kept as evidence: an attempt whose outcome became unknown may say the charge went through.
 
 type EffectRow = { name: string; provider: string; downstreamKey: string; state: string; createdAt: Date };
 type Change = { sideEffect?: string; state?: string; provider?: string; attempt?: number; providerRequestId?: string | null; providerResourceId?: string | null };
+type LateReport = Change & { reportingAttempt?: number; newestAttempt?: number; operationState?: string };
 
 const tones: Record<string, TraceTone> = { intended: "info", sent: "info", confirmed: "ok", failed: "bad", unknown: "warn" };
 const titles: Record<string, string> = {
@@ -27,6 +30,7 @@ export const sideEffectsTraceSource: TraceSource<EffectRow[]> = {
     }),
   build: (ctx, rows) => {
     const byName = new Map(rows.map((r) => [r.name, r]));
+    const late = ctx.takeAudits((e) => e.action === LATE_REPORT).map((a) => lateReportEntry(a, byName));
     const audits = ctx.takeAudits((e) => e.action.startsWith("side_effect."));
     const entries: TraceEntry[] = audits.map((a) => {
       const after = (a.after ?? {}) as Change;
@@ -68,6 +72,46 @@ export const sideEffectsTraceSource: TraceSource<EffectRow[]> = {
         audit: [],
       });
     }
-    return entries;
+    return [...entries, ...late];
   },
 };
+
+const LATE_REPORT = "side_effect.late_report_refused";
+
+function lateReportEntry(a: TraceAudit, byName: Map<string, EffectRow>): TraceEntry {
+  const r = (a.after ?? {}) as LateReport;
+  const name = r.sideEffect ?? "?";
+  const state = r.state ?? "?";
+  const takenOver = r.newestAttempt !== undefined && r.reportingAttempt !== undefined && r.newestAttempt > r.reportingAttempt;
+  return {
+    key: `side-effect-late-${a.id}`,
+    at: a.at,
+    kind: "late-report",
+    tone: state === "confirmed" ? "bad" : "warn",
+    rank: 6,
+    title: `Late report refused: attempt ${r.reportingAttempt ?? "?"} said side effect "${name}" ${titles[state] ?? state}${
+      takenOver ? ` after attempt ${r.newestAttempt} took over` : ""}`,
+    actor: a.actor,
+    fields: [
+      ...field("What it means", lateMeaning(state, r.operationState)),
+      ...field("Provider", r.provider),
+      ...field("Downstream key", byName.get(name)?.downstreamKey, "mono"),
+      ...field("Provider request", r.providerRequestId, "mono"),
+      ...field("Provider resource", r.providerResourceId, "mono"),
+    ],
+    json: [],
+    audit: [a],
+  };
+}
+
+// What a refused side-effect report tells the operator who settles the operation.
+function lateMeaning(state: string, operationState: string | undefined): string {
+  const notApplied = "Not applied: the side effect's record and the operation are unchanged.";
+  if (state === "confirmed") {
+    return operationState === "failed"
+      ? `${notApplied} The provider confirmed this call although the operation is failed: check the provider.`
+      : `${notApplied} The provider confirmed this call: the effect probably happened. Check the provider with these ids, then resolve.`;
+  }
+  if (state === "failed") return `${notApplied} The provider refused this call: if no other call reached it, nothing happened.`;
+  return `${notApplied} The call was ${state === "sent" ? "sent" : "made"} and its answer is not known: check the provider with these ids.`;
+}

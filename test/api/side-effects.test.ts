@@ -169,6 +169,9 @@ describe("fenced like complete", () => {
     expectProblem(await putEffect("op_does_not_exist", "charge", { fencingToken: live.token, provider: "stripe", state: "intended" }), 404, "operation-not-found");
     expect(await effectsOf(op.operationId)).toEqual([]);
     expect(await effectsOf(live.operationId)).toEqual([]);
+    // An intent after the end, or a token the operation never issued, is not kept as evidence either.
+    expect(await auditsOf(op.operationId)).toEqual([]);
+    expect(await auditsOf(live.operationId)).toEqual([]);
   });
 
   it("only agent and admin keys may record; bad bodies and names are 400 and store nothing", async () => {
@@ -229,7 +232,9 @@ describe("takeover", () => {
 
     expect(b.status, b.text).toBe(200);
     expect(b.body).toMatchObject({ downstreamKey: a.body.downstreamKey, state: "sent", providerRequestId: "req_a", attempt: 1 });
-    expectProblem(await putEffect(first.operationId, "charge", { fencingToken: first.token, provider: "stripe", state: "confirmed" }), 409, "lease-lost");
+    const fenced = await putEffect(first.operationId, "charge", { fencingToken: first.token, provider: "stripe", state: "confirmed" });
+    expectProblem(fenced, 409, "lease-lost");
+    expect(fenced.body.detail).toMatch(/attempt 2 took over/);
 
     const confirmed = await putEffect(first.operationId, "charge", {
       fencingToken: second.body.attempt.fencingToken,
@@ -238,6 +243,50 @@ describe("takeover", () => {
       providerResourceId: "ch_b",
     });
     expect(confirmed.body).toMatchObject({ state: "confirmed", attempt: 2, downstreamKey: a.body.downstreamKey });
+  });
+});
+
+describe("a report refused as lease-lost", () => {
+  it("is kept once as evidence for the operator of an unknown operation, and changes nothing", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "never" });
+    const op = await claimNew(tool);
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "sent", providerRequestId: "req_9" });
+    await endLease(app.db, op.operationId);
+    const again = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
+    expectProblem(again, 409, "outcome-unknown");
+    const before = await effectsOf(op.operationId);
+
+    const confirmed = { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_late" };
+    const report = await putEffect(op.operationId, "charge", confirmed);
+    const repeated = await putEffect(op.operationId, "charge", confirmed);
+
+    for (const r of [report, repeated]) {
+      expectProblem(r, 409, "lease-lost");
+      expect(r.body.detail).toBe(
+        "This attempt no longer holds the operation: its lease ran out and the operation is unknown. The report changed nothing and is kept as evidence on the operation's trace.",
+      );
+    }
+    expect(await effectsOf(op.operationId)).toEqual(before);
+    expect((await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } })).state).toBe("unknown");
+    const kept = (await auditsOf(op.operationId)).filter((a) => a.action === "side_effect.late_report_refused");
+    expect(kept).toHaveLength(1);
+    expect(kept[0]!.after).toMatchObject({ sideEffect: "charge", state: "confirmed", reportingAttempt: 1, providerResourceId: "ch_late" });
+    expect(kept[0]!.reason).toBe('attempt 1 reported side effect "charge" confirmed after its lease ran out and the operation is unknown; refused (lease-lost)');
+
+    // A different report is kept too; an intent is not (it says a call was about to start).
+    expectProblem(await putEffect(op.operationId, "charge", { ...confirmed, state: "failed" }), 409, "lease-lost");
+    expectProblem(await putEffect(op.operationId, "refund", { fencingToken: op.token, provider: "stripe", state: "intended" }), 409, "lease-lost");
+    expect((await auditsOf(op.operationId)).filter((a) => a.action === "side_effect.late_report_refused")).toHaveLength(2);
+
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    const late = trace!.timeline.filter((e) => e.key.startsWith("side-effect-late-"));
+    expect(late.map((e) => [e.title, e.tone])).toEqual([
+      ['Late report refused: attempt 1 said side effect "charge" confirmed by the provider', "bad"],
+      ['Late report refused: attempt 1 said side effect "charge" failed at the provider', "warn"],
+    ]);
+    expect(late[0]!.fields).toContainEqual({ label: "Provider resource", value: "ch_late", format: "mono" });
+    expect(late[0]!.fields).toContainEqual({ label: "Downstream key", value: before[0]!.downstreamKey, format: "mono" });
+    expect(trace!.timeline.filter((e) => e.kind === "audit" && e.title.startsWith("side_effect"))).toEqual([]);
   });
 });
 

@@ -1,0 +1,141 @@
+-- A side-effect report refused as lease-lost was lost (noted as left in the 2026-12-02 notes): an
+-- attempt whose lease ran out, and whose operation became unknown, then said its charge was
+-- confirmed at the provider, with the provider's ids. That is exactly the evidence an operator
+-- settling the unknown operation needs, and a late complete's is kept; this one got 409 and left
+-- no trace. Now a refused report from an attempt of the operation (a token it issued) is kept in
+-- the audit log, once per distinct report, and shown on the trace. It still changes nothing: not
+-- the effect's row, not the operation. An `intended` report is not kept: it says a call was about
+-- to start, and the 409 stops it.
+--
+-- tollgate_record_side_effect (from 20261201150000_side_effect_reports_behind_final) re-declared
+-- whole with the same signature; only the parts marked [changed] differ from it.
+
+CREATE FUNCTION tollgate_side_effect_late_report(p_op operation, p_token bigint, p_name text, p_provider text,
+  p_state side_effect_state, p_request_id text, p_resource_id text, p_actor text)
+RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  v_number integer;
+  v_outcome attempt_outcome;
+  v_digest text;
+  v_why text;
+BEGIN
+  SELECT number, outcome INTO v_number, v_outcome FROM attempt WHERE tenant_id = p_op.tenant_id AND operation_id = p_op.id AND fencing_token = p_token;
+  -- A token the operation never issued says nothing about it; an intent is not evidence.
+  IF NOT FOUND OR p_state = 'intended' THEN
+    RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op));
+  END IF;
+  v_digest := encode(sha256(convert_to(jsonb_build_array(p_token, p_name, p_provider, p_state, p_request_id, p_resource_id)::text, 'UTF8')), 'hex');
+  -- Why the attempt no longer holds the operation, in the words the trace and the 409 use.
+  v_why := CASE
+    WHEN p_op.fencing_token <> p_token THEN format('attempt %s took over', p_op.attempt_count)
+    WHEN v_outcome IS NOT NULL AND v_outcome NOT IN ('lease_lost', 'taken_over')
+      THEN format('the attempt had reported %s and the operation is %s', tollgate_outcome_words(v_outcome), p_op.state)
+    ELSE format('its lease ran out and the operation is %s', p_op.state) END;
+  PERFORM 1 FROM audit_event WHERE tenant_id = p_op.tenant_id AND target_type = 'operation' AND target_id = p_op.id
+    AND action = 'side_effect.late_report_refused' AND after ->> 'digest' = v_digest;
+  IF NOT FOUND THEN
+    PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'side_effect.late_report_refused', p_op.id, jsonb_build_object('state', p_op.state),
+      jsonb_build_object('sideEffect', p_name, 'state', p_state, 'provider', p_provider, 'reportingAttempt', v_number,
+        'newestAttempt', p_op.attempt_count, 'operationState', p_op.state, 'providerRequestId', p_request_id,
+        'providerResourceId', p_resource_id, 'digest', v_digest),
+      format('attempt %s reported side effect "%s" %s after %s; refused (lease-lost)', v_number, p_name, p_state, v_why));
+  END IF;
+  RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op),
+    'detail', format('This attempt no longer holds the operation: %s. The report changed nothing and is kept as evidence on the operation''s trace.', v_why));
+END $$;
+
+CREATE OR REPLACE FUNCTION tollgate_record_side_effect(p_tenant_id text, p_api_key_id text, p_allowed_tools text[], p_op_id text,
+  p_token bigint, p_name text, p_provider text, p_state text, p_request_id text, p_resource_id text,
+  p_downstream_key text, p_new_id text, p_actor text)
+RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  v_op operation;
+  v_old side_effect;
+  v_new side_effect;
+  v_state side_effect_state := p_state::side_effect_state;
+  v_moves boolean;
+  v_settled boolean := false;
+BEGIN
+  PERFORM 1 FROM api_key WHERE id = p_api_key_id AND tenant_id = p_tenant_id AND revoked_at IS NULL;
+  IF NOT FOUND THEN RETURN jsonb_build_object('code', 'unauthorized'); END IF;
+  SELECT * INTO v_op FROM operation WHERE id = p_op_id AND tenant_id = p_tenant_id FOR SHARE;
+  IF NOT FOUND THEN RETURN jsonb_build_object('code', 'operation-not-found'); END IF;
+  IF cardinality(p_allowed_tools) > 0 AND NOT v_op.tool = ANY (p_allowed_tools) THEN RETURN jsonb_build_object('code', 'forbidden'); END IF;
+  IF v_op.fencing_token IS DISTINCT FROM p_token OR v_op.state NOT IN ('processing', 'succeeded', 'failed') THEN
+    RETURN tollgate_side_effect_late_report(v_op, p_token, p_name, p_provider, v_state, p_request_id, p_resource_id, p_actor); -- [changed]
+  END IF;
+  IF v_op.state <> 'processing' THEN
+    -- A webhook (or an operator matching one) settled the operation while this attempt held a
+    -- live lease, and left the attempt open for its complete. Until that complete, the attempt
+    -- may still report what its provider calls did: those ids are evidence for reconciliation.
+    -- An attempt that ended (completed, or lost its lease) may not.
+    PERFORM 1 FROM attempt WHERE tenant_id = p_tenant_id AND operation_id = p_op_id AND fencing_token = p_token AND outcome IS NULL;
+    IF NOT FOUND THEN -- [changed]
+      RETURN tollgate_side_effect_late_report(v_op, p_token, p_name, p_provider, v_state, p_request_id, p_resource_id, p_actor);
+    END IF;
+    v_settled := true;
+  END IF;
+
+  FOR i IN 1..2 LOOP
+    SELECT * INTO v_old FROM side_effect WHERE tenant_id = p_tenant_id AND operation_id = p_op_id AND name = p_name FOR UPDATE;
+    EXIT WHEN FOUND;
+    -- A settled operation takes no new provider call.
+    IF v_settled THEN
+      RETURN jsonb_build_object('code', 'already-resolved', 'op', tollgate_op_view(v_op),
+        'detail', format('The operation was already resolved as %s while this attempt ran: do not start a new provider call. Report the outcome with complete.', v_op.state));
+    END IF;
+    -- A new provider call needs a live lease: after expiry another attempt may take over at any moment.
+    IF v_op.lease_expires_at <= now() THEN
+      RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(v_op),
+        'detail', 'The lease has expired: heartbeat before starting a new provider call.');
+    END IF;
+    INSERT INTO side_effect (id, tenant_id, operation_id, name, provider, downstream_key, state, provider_request_id,
+      provider_resource_id, attempt_number)
+    VALUES (p_new_id, p_tenant_id, p_op_id, p_name, p_provider, p_downstream_key, v_state, p_request_id, p_resource_id,
+      v_op.attempt_count)
+    ON CONFLICT (tenant_id, operation_id, name) DO NOTHING
+    RETURNING * INTO v_new;
+    IF FOUND THEN
+      PERFORM tollgate_audit(p_tenant_id, p_actor, 'side_effect.' || v_state, p_op_id, NULL,
+        jsonb_build_object('sideEffect', p_name, 'state', v_state, 'provider', p_provider, 'attempt', v_op.attempt_count,
+          'providerRequestId', p_request_id, 'providerResourceId', p_resource_id), NULL);
+      RETURN jsonb_build_object('code', 'created', 'effect', tollgate_side_effect_view(v_new));
+    END IF;
+  END LOOP;
+  IF v_old.id IS NULL THEN RAISE EXCEPTION 'side effect could not settle on a row'; END IF;
+
+  IF v_old.provider <> p_provider
+    OR (p_request_id IS NOT NULL AND v_old.provider_request_id IS NOT NULL AND v_old.provider_request_id <> p_request_id)
+    OR (p_resource_id IS NOT NULL AND v_old.provider_resource_id IS NOT NULL AND v_old.provider_resource_id <> p_resource_id) THEN
+    RETURN jsonb_build_object('code', 'side-effect-mismatch', 'effect', tollgate_side_effect_view(v_old));
+  END IF;
+  -- Announcing `intended` again (a new attempt after a takeover) or repeating the current state
+  -- never moves it; anything else must move forward.
+  v_moves := v_state <> 'intended' AND v_state <> v_old.state;
+  -- `sent` or `unknown` reported for an effect already confirmed or failed is behind,
+  -- not backwards: a final state is final, and the report says no more than what happened after
+  -- the request went out. Its provider's webhook (named by the effect's downstream key) routinely
+  -- lands before the agent's own `sent`, which was 409 side-effect-backwards and lost the
+  -- provider's request id (review, 2026-12-01). It answers with the effect as it stands and
+  -- records the ids it lacked. One final state over the other is still refused.
+  IF v_moves AND v_old.state IN ('confirmed', 'failed') AND v_state IN ('sent', 'unknown') THEN
+    v_moves := false;
+  END IF;
+  IF v_moves AND tollgate_side_effect_rank(v_state) <= tollgate_side_effect_rank(v_old.state) THEN
+    RETURN jsonb_build_object('code', 'side-effect-backwards', 'effect', tollgate_side_effect_view(v_old));
+  END IF;
+  IF NOT v_moves AND (p_request_id IS NULL OR v_old.provider_request_id IS NOT NULL)
+    AND (p_resource_id IS NULL OR v_old.provider_resource_id IS NOT NULL) THEN
+    RETURN jsonb_build_object('code', 'unchanged', 'effect', tollgate_side_effect_view(v_old));
+  END IF;
+  UPDATE side_effect SET state = CASE WHEN v_moves THEN v_state ELSE state END,
+    provider_request_id = coalesce(provider_request_id, p_request_id),
+    provider_resource_id = coalesce(provider_resource_id, p_resource_id),
+    attempt_number = v_op.attempt_count, updated_at = now()
+  WHERE id = v_old.id RETURNING * INTO v_new;
+  PERFORM tollgate_audit(p_tenant_id, p_actor, 'side_effect.' || v_new.state, p_op_id,
+    jsonb_build_object('sideEffect', p_name, 'state', v_old.state, 'attempt', v_old.attempt_number),
+    jsonb_build_object('sideEffect', p_name, 'state', v_new.state, 'provider', v_new.provider, 'attempt', v_op.attempt_count,
+      'providerRequestId', v_new.provider_request_id, 'providerResourceId', v_new.provider_resource_id), NULL);
+  RETURN jsonb_build_object('code', 'updated', 'effect', tollgate_side_effect_view(v_new));
+END $$;
