@@ -288,6 +288,55 @@ describe("a report refused as lease-lost", () => {
     expect(late[0]!.fields).toContainEqual({ label: "Downstream key", value: before[0]!.downstreamKey, format: "mono" });
     expect(trace!.timeline.filter((e) => e.kind === "audit" && e.title.startsWith("side_effect"))).toEqual([]);
   });
+
+  // Review, 2026-12-02: the attempt failed (retryable), then said its charge went through; the
+  // report was dropped and the retry charged again.
+  it("from the attempt that failed (retryable), before any retry: the operation becomes unknown and the retry does not run", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    const failed = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "timeout", message: "the provider did not answer" } },
+    });
+    expect(failed.body.state, failed.text).toBe("pending");
+
+    const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_1" });
+
+    expectProblem(report, 409, "lease-lost");
+    expect(report.body).toMatchObject({ state: "unknown" });
+    expect(report.body.detail).toMatch(/the attempt had reported failed \(retryable\) and the operation is pending\. .*the operation is now unknown/);
+    const stored = await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } });
+    expect(stored).toMatchObject({ state: "unknown", notBefore: null, error: { code: "contradicting-reports" } });
+    const retry = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
+    expectProblem(retry, 409, "outcome-unknown");
+    const unknown = await app.db.auditEvent.findMany({ where: { targetId: op.operationId, action: "operation.unknown" } });
+    expect(unknown.map((a) => a.after)).toEqual([expect.objectContaining({ sideEffect: "charge", sideEffectState: "confirmed", providerResourceId: "ch_1" })]);
+  });
+
+  it("from a superseded attempt that says its effect was confirmed: the operation is flagged, since the newer attempt may call again", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "timeout", message: "no answer" } },
+    });
+    const second = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
+    expect(second.status, second.text).toBe(201);
+
+    const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_1" });
+
+    expectProblem(report, 409, "lease-lost");
+    expect(report.body.detail).toMatch(/attempt 2 took over\. .*flagged for an operator/);
+    const stored = await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } });
+    expect(stored.state).toBe("processing");
+    expect(stored.flagReason).toBe('attempt 1 reported side effect "charge" confirmed after attempt 2 started: the provider may have acted twice');
+    // Sent (not confirmed) from a superseded attempt is evidence only.
+    await app.db.operation.update({ where: { id: op.operationId }, data: { flaggedAt: null, flagReason: null } });
+    expectProblem(await putEffect(op.operationId, "refund", { fencingToken: op.token, provider: "stripe", state: "sent" }), 409, "lease-lost");
+    expect((await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } })).flaggedAt).toBeNull();
+  });
 });
 
 describe("a failure reported after a side effect may have happened", () => {
