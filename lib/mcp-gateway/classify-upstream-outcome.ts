@@ -34,8 +34,6 @@ const NOT_CONNECTED_CODES = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
   "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
   "UND_ERR_CONNECT_TIMEOUT",
   "CERT_HAS_EXPIRED",
   "ERR_TLS_CERT_ALTNAME_INVALID",
@@ -44,10 +42,18 @@ const NOT_CONNECTED_CODES = new Set([
   "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
 ]);
 
+// Host or network unreachable proves nothing was sent only on connect: on a connection already
+// open (Linux reports a kept ICMP unreachable when retransmission gives up) the request may have
+// reached the tool, which acted, before the route went (review, 2026-12-02; as the database's
+// classification in lib/db/database-unavailable.ts).
+const UNREACHABLE_CODES = new Set(["EHOSTUNREACH", "ENETUNREACH"]);
+
 function neverReceived(error: unknown): boolean {
   if (error instanceof StreamableHTTPError) return NOT_RECEIVED_STATUSES.has(error.code ?? 0);
   for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
-    if (NOT_CONNECTED_CODES.has(String((cause as { code?: unknown }).code))) return true;
+    const { code, syscall } = cause as { code?: unknown; syscall?: unknown };
+    if (NOT_CONNECTED_CODES.has(String(code))) return true;
+    if (UNREACHABLE_CODES.has(String(code))) return syscall === "connect";
   }
   return false;
 }

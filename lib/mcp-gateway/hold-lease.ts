@@ -10,7 +10,16 @@ export type HeldLease = { stop: () => void };
 //
 // The lease's length is read against Tollgate's clock (the claim's Date header), not this
 // machine's: a gateway whose clock runs behind would otherwise beat too rarely. The header has
-// whole seconds, so a second is taken off.
+// whole seconds, so a second is taken off. Each accepted heartbeat says the lease it granted,
+// which follows the tool's lease length as it is now: an admin who shortened it while a call
+// ran would otherwise see the lease lapse between two beats timed for the old one (review,
+// 2026-12-02), and the operation turn unknown or be taken over mid-call.
+export function beatInterval(leaseExpiresAt: string, tollgateNow: number): number | undefined {
+  const leaseMs = Date.parse(leaseExpiresAt) - tollgateNow;
+  if (!Number.isFinite(leaseMs)) return undefined;
+  return Math.max(250, Math.floor((leaseMs - 1000) / 3));
+}
+
 export function holdLease(options: {
   tollgate: TollgateClient;
   operationId: string;
@@ -19,8 +28,7 @@ export function holdLease(options: {
   tollgateNow: number;
   log: Logger;
 }): HeldLease {
-  const leaseMs = Date.parse(options.leaseExpiresAt) - options.tollgateNow;
-  const everyMs = Math.max(250, Math.floor((leaseMs - 1000) / 3));
+  let everyMs = beatInterval(options.leaseExpiresAt, options.tollgateNow) ?? 250;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
@@ -34,7 +42,11 @@ export function holdLease(options: {
         if (!stopped) options.log.warn({ operationId: options.operationId, code: reply.body.code }, "mcp gateway: lease lost");
         return;
       }
-      if (reply.status !== 200) options.log.warn({ operationId: options.operationId, status: reply.status }, "mcp gateway: heartbeat refused");
+      if (reply.status === 200 && typeof reply.body.leaseExpiresAt === "string") {
+        everyMs = beatInterval(reply.body.leaseExpiresAt, Date.parse(reply.headers.get("date") ?? "") || Date.now()) ?? everyMs;
+      } else if (reply.status !== 200) {
+        options.log.warn({ operationId: options.operationId, status: reply.status }, "mcp gateway: heartbeat refused");
+      }
     } catch (error) {
       options.log.warn({ operationId: options.operationId, err: (error as Error).message }, "mcp gateway: heartbeat failed; trying again");
     }

@@ -31,7 +31,10 @@ function advice(status: number, code: string, body: Record<string, unknown>, ret
       return `An earlier attempt of this action failed and may be retried${wait}. Repeat the same call with the same idempotency key then.`;
     case "idempotency-key-reused": {
       const paths = Array.isArray(body.mismatch) ? body.mismatch.join(", ") : "";
-      return `This idempotency key was already used for the same tool with different arguments${paths ? ` (${paths})` : ""}. Nothing was done. A different action needs a new key.`;
+      // Review, 2026-12-02: "a different action needs a new key" read, to a model retrying after a
+      // timeout with reworded arguments, as leave to mint a key, and the action ran twice. The
+      // arguments differing is a conflict to resolve, not a new intent.
+      return `This idempotency key was already used for this tool with different arguments${paths ? ` (${paths})` : ""}: the action under this key already ran or may have run. Nothing was done now. If you are retrying that action, repeat it with exactly its original arguments and the same key; do not use a new key for it. Only a genuinely new, separate action gets a new key.`;
     }
     case "approval-rejected":
       return "A person rejected this action. Nothing was done; do not retry it.";

@@ -162,6 +162,8 @@ describe("tollgate mcp-gateway", () => {
     expect(operationMeta(reused)).toMatchObject({ status: 422, code: "idempotency-key-reused" });
     expect(text(reused)).toContain("args.title");
     expect(text(reused)).not.toContain("Another");
+    // A model retrying after a timeout with reworded arguments is told to repeat the original, not to mint a key.
+    expect(text(reused)).toContain("repeat it with exactly its original arguments and the same key; do not use a new key for it");
     expect(provider.effects().length).toBe(before);
   });
 

@@ -39,6 +39,14 @@ describe("classifying an upstream call", () => {
     expect(classifyCallError(new StreamableHTTPError(404, "Session not found"))).toMatchObject({ outcome: "failed", retryable: true });
     expect(sessionLost(new StreamableHTTPError(404, "Session not found"))).toBe(true);
     expect(sessionLost(new StreamableHTTPError(500, "internal"))).toBe(false);
+    // Unreachable on connect sent nothing; on an open connection the tool may already have acted.
+    for (const code of ["EHOSTUNREACH", "ENETUNREACH"]) {
+      const onConnect = Object.assign(new Error(`connect ${code}`), { code, syscall: "connect" });
+      expect(classifyCallError(new TypeError("fetch failed", { cause: onConnect }))).toMatchObject({ outcome: "failed", retryable: true });
+      const onRead = Object.assign(new Error(`read ${code}`), { code, syscall: "read" });
+      expect(classifyCallError(new TypeError("fetch failed", { cause: onRead }))).toMatchObject({ outcome: "unknown" });
+      expect(classifyCallError(new TypeError("fetch failed", { cause: Object.assign(new Error(code), { code }) }))).toMatchObject({ outcome: "unknown" });
+    }
     const certificate = Object.assign(new Error("certificate has expired"), { code: "CERT_HAS_EXPIRED" });
     expect(classifyCallError(new TypeError("fetch failed", { cause: certificate }))).toMatchObject({ outcome: "failed", retryable: true });
   });
