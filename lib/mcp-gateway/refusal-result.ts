@@ -40,6 +40,10 @@ function advice(status: number, code: string, body: Record<string, unknown>, ret
       return "A person rejected this action. Nothing was done; do not retry it.";
     case "tool-not-found":
       return "This tool is not registered in Tollgate, so the gateway will not call it. Nothing was done; an administrator must define it first.";
+    case "service-unavailable":
+      // The claim may or may not have been recorded; either way the tool was not called, and a
+      // repeat under the same key is answered from what was stored (a new key could act twice).
+      return `Tollgate could not answer just now, so the tool was not called. Repeat the same call with the same idempotency key${wait}; do not use a new key for it.`;
     case "idempotency-key-invalid":
       return "The idempotency key must be 1 to 255 printable ASCII characters without spaces. Nothing was done.";
     default:
