@@ -265,6 +265,8 @@ const attemptsSource = defineSource({
           (e) =>
             attemptNumber(e.before) === a.number &&
             (e.after as { eventId?: unknown } | null)?.eventId === undefined &&
+            // A late side-effect report that made the operation unknown is its own entry, not this attempt's end.
+            (e.after as { sideEffect?: unknown } | null)?.sideEffect === undefined &&
             ["operation.completed", "operation.retry_scheduled", "operation.unknown", "operation.complete_agreed", "operation.attempt_lease_expired"].includes(e.action),
         );
         const how = attemptEndTitles[a.outcome ?? ""] ?? { title: "ended", tone: "info" as const };

@@ -1,4 +1,5 @@
 import { ProblemError } from "@/lib/http/problem";
+import { UNREACHABLE_CODES } from "@/lib/http/unreachable-codes";
 
 // The database could not serve a request (not: the request was wrong). Such a failure is a 503
 // with Retry-After, and its text says what the client needs to know to retry safely: whether
@@ -50,13 +51,9 @@ const REPEAT_THE_SAME_REQUEST =
 
 type Classified = { nothingStored: boolean; why: string };
 
-// Host or network unreachable: on connect nothing was sent; on an open connection (Linux reports
-// an ICMP unreachable kept as the socket's soft error when retransmission gives up) statements the
-// database had already committed fail with it too.
-const UNREACHABLE_LATER = new Set(["EHOSTUNREACH", "ENETUNREACH"]);
 
 function classify(code: string, message: unknown, syscall?: unknown): Classified | undefined {
-  if (UNREACHABLE_LATER.has(code) && syscall !== undefined && syscall !== "connect") {
+  if (UNREACHABLE_CODES.has(code) && syscall !== undefined && syscall !== "connect") {
     return { nothingStored: false, why: "the database's host became unreachable" };
   }
   if (NOTHING_STORED[code]) return { nothingStored: true, why: NOTHING_STORED[code] };

@@ -1,5 +1,6 @@
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { UNREACHABLE_CODES } from "@/lib/http/unreachable-codes";
 import { META } from "@/lib/mcp-gateway/meta-keys";
 
 // What one upstream call tells Tollgate. The default for anything unclear is `unknown`: a
@@ -42,17 +43,12 @@ const NOT_CONNECTED_CODES = new Set([
   "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
 ]);
 
-// Host or network unreachable proves nothing was sent only on connect: on a connection already
-// open (Linux reports a kept ICMP unreachable when retransmission gives up) the request may have
-// reached the tool, which acted, before the route went (review, 2026-12-02; as the database's
-// classification in lib/db/database-unavailable.ts).
-const UNREACHABLE_CODES = new Set(["EHOSTUNREACH", "ENETUNREACH"]);
-
 function neverReceived(error: unknown): boolean {
   if (error instanceof StreamableHTTPError) return NOT_RECEIVED_STATUSES.has(error.code ?? 0);
   for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
     const { code, syscall } = cause as { code?: unknown; syscall?: unknown };
     if (NOT_CONNECTED_CODES.has(String(code))) return true;
+    // Proof that nothing was sent only on connect (review, 2026-12-02): see UNREACHABLE_CODES.
     if (UNREACHABLE_CODES.has(String(code))) return syscall === "connect";
   }
   return false;

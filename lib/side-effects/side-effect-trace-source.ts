@@ -9,7 +9,8 @@ import { field } from "@/lib/console/trace-fields";
 
 type EffectRow = { name: string; provider: string; downstreamKey: string; state: string; createdAt: Date };
 type Change = { sideEffect?: string; state?: string; provider?: string; attempt?: number; providerRequestId?: string | null; providerResourceId?: string | null };
-type LateReport = Change & { reportingAttempt?: number; newestAttempt?: number; operationState?: string };
+// acted: what the report did to the operation (tollgate_side_effect_late_report), null for nothing.
+type LateReport = Change & { reportingAttempt?: number; newestAttempt?: number; operationState?: string; acted?: "unknown" | "flagged" | null };
 
 const tones: Record<string, TraceTone> = { intended: "info", sent: "info", confirmed: "ok", failed: "bad", unknown: "warn" };
 const titles: Record<string, string> = {
@@ -82,18 +83,18 @@ function lateReportEntry(a: TraceAudit, byName: Map<string, EffectRow>): TraceEn
   const r = (a.after ?? {}) as LateReport;
   const name = r.sideEffect ?? "?";
   const state = r.state ?? "?";
-  const takenOver = r.newestAttempt !== undefined && r.reportingAttempt !== undefined && r.newestAttempt > r.reportingAttempt;
+  const superseded = r.newestAttempt !== undefined && r.reportingAttempt !== undefined && r.newestAttempt > r.reportingAttempt;
   return {
     key: `side-effect-late-${a.id}`,
     at: a.at,
     kind: "late-report",
-    tone: state === "confirmed" ? "bad" : "warn",
+    tone: state === "confirmed" || r.acted ? "bad" : "warn",
     rank: 6,
     title: `Late report refused: attempt ${r.reportingAttempt ?? "?"} said side effect "${name}" ${titles[state] ?? state}${
-      takenOver ? ` after attempt ${r.newestAttempt} took over` : ""}`,
+      superseded ? ` after attempt ${r.newestAttempt} started` : ""}`,
     actor: a.actor,
     fields: [
-      ...field("What it means", lateMeaning(state, r.operationState)),
+      ...field("What it means", lateMeaning(state, r)),
       ...field("Provider", r.provider),
       ...field("Downstream key", byName.get(name)?.downstreamKey, "mono"),
       ...field("Provider request", r.providerRequestId, "mono"),
@@ -104,14 +105,20 @@ function lateReportEntry(a: TraceAudit, byName: Map<string, EffectRow>): TraceEn
   };
 }
 
-// What a refused side-effect report tells the operator who settles the operation.
-function lateMeaning(state: string, operationState: string | undefined): string {
-  const notApplied = "Not applied: the side effect's record and the operation are unchanged.";
+// What a refused side-effect report did, and what it tells the operator who settles the operation.
+function lateMeaning(state: string, r: LateReport): string {
+  const done =
+    r.acted === "unknown"
+      ? "The side effect's record is unchanged, but the operation became unknown: the effect may have happened, so the retry it waited for does not run."
+      : r.acted === "flagged"
+        ? "The side effect's record is unchanged, but the operation was flagged for an operator."
+        : "Not applied: the side effect's record and the operation are unchanged.";
+  const settle = r.operationState === "unknown" || r.acted === "unknown" ? ", then resolve" : "";
   if (state === "confirmed") {
-    return operationState === "failed"
-      ? `${notApplied} The provider confirmed this call although the operation is failed: check the provider.`
-      : `${notApplied} The provider confirmed this call: the effect probably happened. Check the provider with these ids, then resolve.`;
+    return r.operationState === "failed"
+      ? `${done} The provider confirmed this call although the operation is failed: check the provider.`
+      : `${done} The provider confirmed this call: the effect probably happened. Check the provider with these ids${settle}.`;
   }
-  if (state === "failed") return `${notApplied} The provider refused this call: if no other call reached it, nothing happened.`;
-  return `${notApplied} The call was ${state === "sent" ? "sent" : "made"} and its answer is not known: check the provider with these ids.`;
+  if (state === "failed") return `${done} The provider refused this call: if no other call reached it, nothing happened.`;
+  return `${done} The call was ${state === "sent" ? "sent" : "made"} and its answer is not known: check the provider with these ids${settle}.`;
 }

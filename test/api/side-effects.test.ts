@@ -165,6 +165,7 @@ describe("fenced like complete", () => {
 
     expectProblem(await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" }), 409, "lease-lost");
     expectProblem(await putEffect(live.operationId, "charge", { fencingToken: "999999999", provider: "stripe", state: "intended" }), 409, "lease-lost");
+    expectProblem(await putEffect(live.operationId, "charge", { fencingToken: "999999999", provider: "stripe", state: "confirmed" }), 409, "lease-lost");
     expectProblem(await putEffect(live.operationId, "charge", { fencingToken: live.token, provider: "stripe", state: "intended" }, globex.agent), 404, "operation-not-found");
     expectProblem(await putEffect("op_does_not_exist", "charge", { fencingToken: live.token, provider: "stripe", state: "intended" }), 404, "operation-not-found");
     expect(await effectsOf(op.operationId)).toEqual([]);
@@ -234,7 +235,10 @@ describe("takeover", () => {
     expect(b.body).toMatchObject({ downstreamKey: a.body.downstreamKey, state: "sent", providerRequestId: "req_a", attempt: 1 });
     const fenced = await putEffect(first.operationId, "charge", { fencingToken: first.token, provider: "stripe", state: "confirmed" });
     expectProblem(fenced, 409, "lease-lost");
-    expect(fenced.body.detail).toMatch(/attempt 2 took over/);
+    // Takeover deduplicated: the provider dedupes the newer attempt's call on the same effect key,
+    // and the first attempt had reported nothing: evidence, not a flag.
+    expect(fenced.body.detail).toMatch(/attempt 2 started, and the operation is processing\. The report changed nothing/);
+    expect((await app.db.operation.findUniqueOrThrow({ where: { id: first.operationId } })).flaggedAt).toBeNull();
 
     const confirmed = await putEffect(first.operationId, "charge", {
       fencingToken: second.body.attempt.fencingToken,
@@ -260,18 +264,20 @@ describe("a report refused as lease-lost", () => {
     const report = await putEffect(op.operationId, "charge", confirmed);
     const repeated = await putEffect(op.operationId, "charge", confirmed);
 
-    for (const r of [report, repeated]) {
-      expectProblem(r, 409, "lease-lost");
-      expect(r.body.detail).toBe(
-        "This attempt no longer holds the operation: its lease ran out and the operation is unknown. The report changed nothing and is kept as evidence on the operation's trace.",
-      );
-    }
+    for (const r of [report, repeated]) expectProblem(r, 409, "lease-lost");
+    expect(report.body.detail).toBe(
+      "This attempt no longer holds the operation: its lease ran out, and the operation is unknown. The report changed nothing and is kept as evidence on the operation's trace.",
+    );
+    expect(repeated.body.detail).toBe(
+      "This attempt no longer holds the operation: its lease ran out, and the operation is unknown. This report is already kept as evidence on the operation's trace.",
+    );
     expect(await effectsOf(op.operationId)).toEqual(before);
     expect((await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } })).state).toBe("unknown");
     const kept = (await auditsOf(op.operationId)).filter((a) => a.action === "side_effect.late_report_refused");
     expect(kept).toHaveLength(1);
     expect(kept[0]!.after).toMatchObject({ sideEffect: "charge", state: "confirmed", reportingAttempt: 1, providerResourceId: "ch_late" });
-    expect(kept[0]!.reason).toBe('attempt 1 reported side effect "charge" confirmed after its lease ran out and the operation is unknown; refused (lease-lost)');
+    expect(kept[0]!.reason).toBe('attempt 1 reported side effect "charge" confirmed after its lease ran out; refused (lease-lost)');
+    expect(kept[0]!.after).toMatchObject({ acted: null });
 
     // A different report is kept too; an intent is not (it says a call was about to start).
     expectProblem(await putEffect(op.operationId, "charge", { ...confirmed, state: "failed" }), 409, "lease-lost");
@@ -305,13 +311,96 @@ describe("a report refused as lease-lost", () => {
 
     expectProblem(report, 409, "lease-lost");
     expect(report.body).toMatchObject({ state: "unknown" });
-    expect(report.body.detail).toMatch(/the attempt had reported failed \(retryable\) and the operation is pending\. .*the operation is now unknown/);
+    expect(report.body.detail).toMatch(/\(the attempt had reported failed \(retryable\)\)\. Since the effect may have happened, the operation is now unknown/);
     const stored = await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } });
     expect(stored).toMatchObject({ state: "unknown", notBefore: null, error: { code: "contradicting-reports" } });
     const retry = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
     expectProblem(retry, 409, "outcome-unknown");
     const unknown = await app.db.auditEvent.findMany({ where: { targetId: op.operationId, action: "operation.unknown" } });
     expect(unknown.map((a) => a.after)).toEqual([expect.objectContaining({ sideEffect: "charge", sideEffectState: "confirmed", providerResourceId: "ch_1" })]);
+    // The trace says what the report did, beside the attempt's own failure.
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    const late = trace!.timeline.find((e) => e.key.startsWith("side-effect-late-"))!;
+    expect(late.fields.find((f) => f.label === "What it means")?.value).toMatch(/^The side effect's record is unchanged, but the operation became unknown/);
+    expect(trace!.timeline.find((e) => e.kind === "attempt.end")!.audit.map((a) => a.action)).not.toContain("operation.unknown");
+  });
+
+  it("sent concurrently for several effects: each is answered (no deadlock, no 5xx), and the operation becomes unknown once", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    const names = Array.from({ length: 8 }, (_, i) => `effect-${i}`);
+    for (const name of names) await putEffect(op.operationId, name, { fencingToken: op.token, provider: "stripe", state: "intended" });
+    await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "timeout", message: "no answer" } },
+    });
+
+    const reports = await Promise.all(
+      [...names, ...names].map((name) => putEffect(op.operationId, name, { fencingToken: op.token, provider: "stripe", state: "confirmed" })),
+    );
+
+    for (const r of reports) expectProblem(r, 409, "lease-lost");
+    expect((await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } })).state).toBe("unknown");
+    expect(await app.db.auditEvent.count({ where: { targetId: op.operationId, action: "operation.unknown" } })).toBe(1);
+    // Each distinct report kept once, though each was sent twice at the same moment.
+    expect(await app.db.auditEvent.count({ where: { targetId: op.operationId, action: "side_effect.late_report_refused" } })).toBe(names.length);
+  });
+
+  it("from the attempt an operator sent back to retry: the operation becomes unknown and is flagged", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "never" });
+    const op = await claimNew(tool);
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    await endLease(app.db, op.operationId);
+    const resolve = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, {
+      key: acme.admin,
+      body: { outcome: "retry", reason: "the provider has no charge under the downstream key" },
+    });
+    expect(resolve.body.state, resolve.text).toBe("pending");
+
+    const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_2" });
+
+    expectProblem(report, 409, "lease-lost");
+    expect(report.body.detail).toMatch(/^This attempt no longer holds the operation \(an operator resolved the operation as retry\)\. Since the effect may have happened/);
+    const stored = await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } });
+    expect(stored.state).toBe("unknown");
+    expect(stored.flagReason).toBe('attempt 1 reported side effect "charge" confirmed after an operator resolved the operation as retry');
+  });
+
+  it("on a failed operation, from its own attempt: flagged, since every replay says nothing happened", async () => {
+    const op = await claimNew(await createTool({ leaseSeconds: 60, maxAttempts: 1 }));
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    const failed = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "failed", error: { code: "declined", message: "declined" } },
+    });
+    expect(failed.body.state, failed.text).toBe("failed");
+
+    const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_3" });
+
+    expectProblem(report, 409, "lease-lost");
+    expect(report.body.detail).toMatch(/flagged for an operator: it says nothing happened\.$/);
+    const stored = await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } });
+    expect(stored.state).toBe("failed");
+    expect(stored.flagReason).toBe('attempt 1 reported side effect "charge" confirmed, but the operation is failed');
+  });
+
+  it("that repeats what the effect's row already says acts on nothing: a retry after a failure with an effect sent still runs", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    const sent = { fencingToken: op.token, provider: "stripe", state: "sent", providerRequestId: "req_4" };
+    await putEffect(op.operationId, "charge", sent);
+    await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "timeout", message: "no answer" } },
+    });
+
+    // The agent's HTTP client repeats its PUT: nothing new, so the retry is still allowed (the next
+    // attempt sees the effect sent and reuses its downstream key).
+    expectProblem(await putEffect(op.operationId, "charge", sent), 409, "lease-lost");
+
+    expect((await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } })).state).toBe("pending");
+    const retry = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
+    expect(retry.status, retry.text).toBe(201);
   });
 
   it("from a superseded attempt that says its effect was confirmed: the operation is flagged, since the newer attempt may call again", async () => {
@@ -328,7 +417,7 @@ describe("a report refused as lease-lost", () => {
     const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_1" });
 
     expectProblem(report, 409, "lease-lost");
-    expect(report.body.detail).toMatch(/attempt 2 took over\. .*flagged for an operator/);
+    expect(report.body.detail).toMatch(/attempt 2 started, and the operation is processing\. .*flagged for an operator: the provider may have acted twice\.$/);
     const stored = await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } });
     expect(stored.state).toBe("processing");
     expect(stored.flagReason).toBe('attempt 1 reported side effect "charge" confirmed after attempt 2 started: the provider may have acted twice');

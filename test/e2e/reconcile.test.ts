@@ -108,20 +108,24 @@ describe("reconcile queue (operator)", () => {
     const flagged = queue.at(-1)!;
     const reason = "attempt 1 reported succeeded after attempt 2 started: the tool may have acted twice";
     await app.db.operation.update({ where: { id: flagged }, data: { flaggedAt: new Date(), flagReason: reason } });
-    const context = await newContext();
-    const page = await openQueue(context, operator);
-    expect(queue).toHaveLength(12);
+    try {
+      const context = await newContext();
+      const page = await openQueue(context, operator);
+      expect(queue).toHaveLength(12);
 
-    expect(await shownQueue(page)).toEqual(queue);
-    for (const id of [...settledIds, foreignUnknown]) expect(await shownQueue(page)).not.toContain(id);
-    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Reconcile");
-    expect(await page.locator(".page-head").textContent()).toContain("12 operations whose outcome nobody knows");
-    const marks = queueTable(page).locator("tbody tr").filter({ has: page.getByText("flagged", { exact: true }) });
-    expect(await marks.locator("td a.mono").allTextContents()).toEqual([flagged]);
-    expect(await marks.getByText("flagged", { exact: true }).getAttribute("title")).toBe(`Flagged: ${reason}`);
-    await screenshot(page, "reconcile-queue-operator");
-    await context.close();
-    await app.db.operation.update({ where: { id: flagged }, data: { flaggedAt: null, flagReason: null } });
+      expect(await shownQueue(page)).toEqual(queue);
+      for (const id of [...settledIds, foreignUnknown]) expect(await shownQueue(page)).not.toContain(id);
+      expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Reconcile");
+      expect(await page.locator(".page-head").textContent()).toContain("12 operations whose outcome nobody knows");
+      const marks = queueTable(page).locator("tbody tr").filter({ has: page.getByText("flagged", { exact: true }) });
+      expect(await marks.locator("td a.mono").allTextContents()).toEqual([flagged]);
+      expect(await marks.getByText("flagged", { exact: true }).getAttribute("title")).toBe(`Flagged: ${reason}`);
+      await screenshot(page, "reconcile-queue-operator");
+      await context.close();
+    } finally {
+      // The other tests read the queue as seeded.
+      await app.db.operation.update({ where: { id: flagged }, data: { flaggedAt: null, flagReason: null } });
+    }
   });
 
   it("resolves one operation through the dialog only with a reason; it leaves the queue, and the trace and the audit log show who and why", async () => {

@@ -6,29 +6,38 @@
 -- the audit log, once per distinct report, and shown on the trace. An `intended` report is not
 -- kept: it says a call was about to start, and the 409 stops it.
 --
--- Two kinds act, as a late complete's do (review, 2026-12-02: the retry charged a second time):
+-- Some act, as a late complete's do (review, 2026-12-02: the retry charged a second time), when
+-- the report tells more than the effect's row already says (a repeat of what was recorded under
+-- the lease tells nothing new):
 -- - the attempt that reported failed (retryable), or whose operation an operator sent back to
 --   retry, says its effect was sent, confirmed or is unknown before any retry started: the
 --   effect happened or may have, so the operation becomes unknown and the retry does not run;
--- - a superseded attempt (a newer one started) says its effect was confirmed: flagged for an
---   operator unless the provider dedupes the newer attempt's call (takeover deduplicated, the
---   same effect key) and the attempt had said nothing else before; and always when the
---   operation is failed.
--- Neither changes the effect's row: the report's ids are on the trace.
+-- - on a failed operation, any attempt says its effect was sent, confirmed or is unknown: every
+--   replay says nothing happened, so the operation is flagged for an operator;
+-- - a superseded attempt (a newer one started) says its effect was confirmed: flagged, unless the
+--   provider dedupes the newer attempt's call (takeover deduplicated, the same effect key) and the
+--   attempt had said nothing else before.
+-- Neither changes the effect's row: the report's ids are on the trace. The late audit row says
+-- what the report did (`acted`).
 --
 -- tollgate_record_side_effect (from 20261201150000_side_effect_reports_behind_final) re-declared
--- whole with the same signature; only the parts marked [changed] differ from it.
+-- whole with the same signature; only the parts marked [changed] differ from it. It now locks the
+-- operation FOR NO KEY UPDATE, not FOR SHARE: a late report may update it, and two reports holding
+-- a share lock and both upgrading it deadlock (and two identical ones both passed the dedupe).
 
 CREATE FUNCTION tollgate_side_effect_late_report(p_op operation, p_token bigint, p_name text, p_provider text,
   p_state side_effect_state, p_request_id text, p_resource_id text, p_actor text)
 RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   v_att attempt;
+  v_row side_effect_state;
   v_digest text;
   v_why text;
   v_by_operator boolean;
   v_takeover takeover_policy;
   v_new operation;
+  v_acted text;
+  v_detail text;
 BEGIN
   SELECT * INTO v_att FROM attempt WHERE tenant_id = p_op.tenant_id AND operation_id = p_op.id AND fencing_token = p_token;
   -- A token the operation never issued says nothing about it; an intent is not evidence.
@@ -38,64 +47,71 @@ BEGIN
   v_digest := encode(sha256(convert_to(jsonb_build_array(p_token, p_name, p_provider, p_state, p_request_id, p_resource_id)::text, 'UTF8')), 'hex');
   -- Why the attempt no longer holds the operation, in the words the trace and the 409 use.
   v_why := CASE
-    WHEN p_op.fencing_token <> p_token THEN format('attempt %s took over', p_op.attempt_count)
+    WHEN p_op.fencing_token <> p_token THEN format('attempt %s started', p_op.attempt_count)
+    WHEN p_op.resolution ->> 'outcome' = 'retry' AND p_op.state = 'pending' AND (p_op.resolution ->> 'at')::timestamptz >= v_att.started_at
+      THEN 'an operator resolved the operation as retry'
     WHEN v_att.outcome IS NOT NULL AND v_att.outcome NOT IN ('lease_lost', 'taken_over')
-      THEN format('the attempt had reported %s and the operation is %s', tollgate_outcome_words(v_att.outcome), p_op.state)
-    WHEN p_op.resolution ->> 'outcome' = 'retry' AND p_op.state = 'pending' THEN 'an operator resolved the operation as retry'
-    ELSE format('its lease ran out and the operation is %s', p_op.state) END;
+      THEN format('the attempt had reported %s', tollgate_outcome_words(v_att.outcome))
+    ELSE 'its lease ran out' END;
   PERFORM 1 FROM audit_event WHERE tenant_id = p_op.tenant_id AND target_type = 'operation' AND target_id = p_op.id
     AND action = 'side_effect.late_report_refused' AND after ->> 'digest' = v_digest;
   IF FOUND THEN
     RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op),
-      'detail', format('This attempt no longer holds the operation: %s. The report changed nothing and is kept as evidence on the operation''s trace.', v_why));
+      'detail', format('This attempt no longer holds the operation: %s, and the operation is %s. This report is already kept as evidence on the operation''s trace.', v_why, p_op.state));
   END IF;
+
+  -- What the effect's row already says: a report that is no news acts on nothing.
+  SELECT state INTO v_row FROM side_effect WHERE tenant_id = p_op.tenant_id AND operation_id = p_op.id AND name = p_name;
+  IF p_state IN ('sent', 'confirmed', 'unknown') AND NOT coalesce(v_row = p_state
+      OR (v_row IN ('confirmed', 'failed') AND p_state IN ('sent', 'unknown')) OR (v_row = 'unknown' AND p_state = 'sent'), false) THEN
+    IF p_op.state = 'pending' AND p_op.fencing_token = p_token
+      AND (v_att.complete_digest IS NOT NULL OR p_op.resolution ->> 'outcome' = 'retry') THEN
+      -- The attempt that holds the operation, waiting to retry after its own failure (or an
+      -- operator's retry), before any retry started: the effect happened or may have.
+      v_by_operator := p_op.resolution ->> 'outcome' = 'retry' AND (p_op.resolution ->> 'at')::timestamptz >= v_att.started_at;
+      UPDATE operation SET state = 'unknown', not_before = NULL, updated_at = now(),
+        error = jsonb_build_object('code', 'contradicting-reports', 'message',
+          format('attempt %s reported side effect "%s" %s after %s: the effect may have happened', v_att.number, p_name, p_state, v_why)),
+        flagged_at = CASE WHEN v_by_operator THEN now() ELSE flagged_at END,
+        flag_reason = CASE WHEN v_by_operator
+          THEN format('attempt %s reported side effect "%s" %s after an operator resolved the operation as retry', v_att.number, p_name, p_state)
+          ELSE flag_reason END
+      WHERE id = p_op.id AND state = 'pending' AND fencing_token = p_token RETURNING * INTO v_new;
+      IF FOUND THEN
+        PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'operation.unknown', p_op.id,
+          jsonb_build_object('state', p_op.state, 'attempt', v_att.number),
+          jsonb_build_object('state', 'unknown', 'attempt', v_att.number, 'sideEffect', p_name, 'sideEffectState', p_state,
+            'earlierOutcome', v_att.outcome, 'resolution', p_op.resolution -> 'outcome',
+            'providerRequestId', p_request_id, 'providerResourceId', p_resource_id),
+          format('attempt %s reported side effect "%s" %s after %s: the effect may have happened, so no retry runs until evidence or an operator settles it',
+            v_att.number, p_name, p_state, v_why));
+        p_op := v_new;
+        v_acted := 'unknown';
+        v_detail := format('This attempt no longer holds the operation (%s). Since the effect may have happened, the operation is now unknown: no retry runs until evidence or an operator settles it. Your report is kept as evidence on its trace.', v_why);
+      END IF;
+    ELSIF p_op.state = 'failed' OR (p_state = 'confirmed' AND p_op.fencing_token <> p_token) THEN
+      SELECT takeover INTO v_takeover FROM tool WHERE tenant_id = p_op.tenant_id AND name = p_op.tool;
+      IF p_op.state = 'failed' OR v_takeover IS DISTINCT FROM 'deduplicated' OR v_att.complete_digest IS NOT NULL THEN
+        UPDATE operation SET flagged_at = now(), updated_at = now(),
+          flag_reason = CASE WHEN p_op.state = 'failed'
+            THEN format('attempt %s reported side effect "%s" %s, but the operation is failed', v_att.number, p_name, p_state)
+            ELSE format('attempt %s reported side effect "%s" confirmed after attempt %s started: the provider may have acted twice', v_att.number, p_name, p_op.attempt_count) END
+        WHERE id = p_op.id RETURNING * INTO p_op;
+        v_acted := 'flagged';
+        v_detail := format('This attempt no longer holds the operation: %s, and the operation is %s. Your report is kept as evidence on its trace, and the operation is flagged for an operator: %s.',
+          v_why, p_op.state, CASE WHEN p_op.state = 'failed' THEN 'it says nothing happened' ELSE 'the provider may have acted twice' END);
+      END IF;
+    END IF;
+  END IF;
+
   PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'side_effect.late_report_refused', p_op.id, jsonb_build_object('state', p_op.state),
     jsonb_build_object('sideEffect', p_name, 'state', p_state, 'provider', p_provider, 'reportingAttempt', v_att.number,
-      'newestAttempt', p_op.attempt_count, 'operationState', p_op.state, 'providerRequestId', p_request_id,
+      'newestAttempt', p_op.attempt_count, 'operationState', p_op.state, 'acted', v_acted, 'providerRequestId', p_request_id,
       'providerResourceId', p_resource_id, 'digest', v_digest),
-    format('attempt %s reported side effect "%s" %s after %s; refused (lease-lost)', v_att.number, p_name, p_state, v_why));
-
-  -- The attempt that holds the operation, waiting to retry after its own failure (or an
-  -- operator's retry), before any retry started: the effect happened or may have.
-  IF p_op.state = 'pending' AND p_op.fencing_token = p_token AND p_state IN ('sent', 'confirmed', 'unknown')
-    AND (v_att.complete_digest IS NOT NULL OR p_op.resolution ->> 'outcome' = 'retry') THEN
-    v_by_operator := p_op.resolution ->> 'outcome' = 'retry' AND (p_op.resolution ->> 'at')::timestamptz >= v_att.started_at;
-    UPDATE operation SET state = 'unknown', not_before = NULL, updated_at = now(),
-      error = jsonb_build_object('code', 'contradicting-reports', 'message',
-        format('attempt %s reported side effect "%s" %s after %s: the effect may have happened', v_att.number, p_name, p_state, v_why)),
-      flagged_at = CASE WHEN v_by_operator THEN now() ELSE flagged_at END,
-      flag_reason = CASE WHEN v_by_operator
-        THEN format('attempt %s reported side effect "%s" %s after an operator resolved the operation as retry', v_att.number, p_name, p_state)
-        ELSE flag_reason END
-    WHERE id = p_op.id AND state = 'pending' AND fencing_token = p_token RETURNING * INTO v_new;
-    IF FOUND THEN
-      PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'operation.unknown', p_op.id,
-        jsonb_build_object('state', p_op.state, 'attempt', v_att.number),
-        jsonb_build_object('state', 'unknown', 'attempt', v_att.number, 'sideEffect', p_name, 'sideEffectState', p_state,
-          'earlierOutcome', v_att.outcome, 'resolution', p_op.resolution -> 'outcome',
-          'providerRequestId', p_request_id, 'providerResourceId', p_resource_id),
-        format('attempt %s reported side effect "%s" %s after %s: the effect may have happened, so no retry runs until evidence or an operator settles it',
-          v_att.number, p_name, p_state, v_why));
-      RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(v_new), 'becameUnknown', true,
-        'detail', format('This attempt no longer holds the operation: %s. Your report is kept as evidence, and since the effect may have happened the operation is now unknown: no retry runs until evidence or an operator settles it.', v_why));
-    END IF;
-  END IF;
-
-  -- A superseded attempt's effect went through: the newer attempt may make the call again.
-  IF p_state = 'confirmed' AND p_op.fencing_token <> p_token THEN
-    SELECT takeover INTO v_takeover FROM tool WHERE tenant_id = p_op.tenant_id AND name = p_op.tool;
-    IF v_takeover IS DISTINCT FROM 'deduplicated' OR v_att.complete_digest IS NOT NULL OR p_op.state = 'failed' THEN
-      UPDATE operation SET flagged_at = now(), updated_at = now(),
-        flag_reason = CASE WHEN p_op.state = 'failed'
-          THEN format('attempt %s reported side effect "%s" confirmed after attempt %s started, but the operation is failed', v_att.number, p_name, p_op.attempt_count)
-          ELSE format('attempt %s reported side effect "%s" confirmed after attempt %s started: the provider may have acted twice', v_att.number, p_name, p_op.attempt_count) END
-      WHERE id = p_op.id RETURNING * INTO p_op;
-      RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op),
-        'detail', format('This attempt no longer holds the operation: %s. Your report is kept as evidence on the operation''s trace, and the operation is flagged for an operator: the provider may have acted twice.', v_why));
-    END IF;
-  END IF;
-  RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op),
-    'detail', format('This attempt no longer holds the operation: %s. The report changed nothing and is kept as evidence on the operation''s trace.', v_why));
+    format('attempt %s reported side effect "%s" %s after %s; refused (lease-lost)%s', v_att.number, p_name, p_state, v_why,
+      CASE v_acted WHEN 'unknown' THEN ', and the operation became unknown' WHEN 'flagged' THEN ', and the operation was flagged' ELSE '' END));
+  RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op), 'becameUnknown', v_acted = 'unknown',
+    'detail', coalesce(v_detail, format('This attempt no longer holds the operation: %s, and the operation is %s. The report changed nothing and is kept as evidence on the operation''s trace.', v_why, p_op.state)));
 END $$;
 
 CREATE OR REPLACE FUNCTION tollgate_record_side_effect(p_tenant_id text, p_api_key_id text, p_allowed_tools text[], p_op_id text,
@@ -112,7 +128,7 @@ DECLARE
 BEGIN
   PERFORM 1 FROM api_key WHERE id = p_api_key_id AND tenant_id = p_tenant_id AND revoked_at IS NULL;
   IF NOT FOUND THEN RETURN jsonb_build_object('code', 'unauthorized'); END IF;
-  SELECT * INTO v_op FROM operation WHERE id = p_op_id AND tenant_id = p_tenant_id FOR SHARE;
+  SELECT * INTO v_op FROM operation WHERE id = p_op_id AND tenant_id = p_tenant_id FOR NO KEY UPDATE; -- [changed]
   IF NOT FOUND THEN RETURN jsonb_build_object('code', 'operation-not-found'); END IF;
   IF cardinality(p_allowed_tools) > 0 AND NOT v_op.tool = ANY (p_allowed_tools) THEN RETURN jsonb_build_object('code', 'forbidden'); END IF;
   IF v_op.fencing_token IS DISTINCT FROM p_token OR v_op.state NOT IN ('processing', 'succeeded', 'failed') THEN
