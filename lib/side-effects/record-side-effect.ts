@@ -11,7 +11,8 @@ type SqlEffect = Omit<SideEffectView, "createdAt" | "updatedAt"> & { createdAt: 
 type SqlAnswer = { code: string; effect?: SqlEffect; op?: SqlOperation; detail?: string };
 
 // Records a side effect of the operation, fenced like complete: one SQL function call checks
-// the token against the processing operation (share-locked), upserts the effect by
+// the token against the processing operation (row-locked: a refused report may act on it, see
+// tollgate_side_effect_late_report), upserts the effect by
 // (tenant, operation, name), moves its state forward only, and audits the change
 // (tollgate_record_side_effect). The effect's downstream key is derived from the operation and
 // the name, so every attempt and every takeover gets the same one.

@@ -31,7 +31,10 @@ export const sideEffectsTraceSource: TraceSource<EffectRow[]> = {
     }),
   build: (ctx, rows) => {
     const byName = new Map(rows.map((r) => [r.name, r]));
-    const late = ctx.takeAudits((e) => e.action === LATE_REPORT).map((a) => lateReportEntry(a, byName));
+    const late = [
+      ...ctx.takeAudits((e) => e.action === LATE_REPORT).map((a) => lateReportEntry(a, byName)),
+      ...ctx.takeAudits((e) => e.action === "operation.unknown" && (e.after as Change | null)?.sideEffect !== undefined).map(becameUnknownEntry),
+    ];
     const audits = ctx.takeAudits((e) => e.action.startsWith("side_effect."));
     const entries: TraceEntry[] = audits.map((a) => {
       const after = (a.after ?? {}) as Change;
@@ -100,6 +103,24 @@ function lateReportEntry(a: TraceAudit, byName: Map<string, EffectRow>): TraceEn
       ...field("Provider request", r.providerRequestId, "mono"),
       ...field("Provider resource", r.providerResourceId, "mono"),
     ],
+    json: [],
+    audit: [a],
+  };
+}
+
+// The operation made unknown by a refused side-effect report (or its repeat): the retry it waited
+// for does not run. Its own entry, beside the report's.
+function becameUnknownEntry(a: TraceAudit): TraceEntry {
+  const r = (a.after ?? {}) as { attempt?: number; sideEffect?: string; sideEffectState?: string };
+  return {
+    key: `side-effect-unknown-${a.id}`,
+    at: a.at,
+    kind: "late-report",
+    tone: "bad",
+    rank: 6,
+    title: `Outcome unknown: attempt ${r.attempt ?? "?"} said side effect "${r.sideEffect ?? "?"}" ${titles[r.sideEffectState ?? ""] ?? r.sideEffectState ?? ""}`,
+    actor: a.actor,
+    fields: [...field("What it means", "The effect may have happened, so the retry the operation waited for does not run until evidence or an operator settles it.")],
     json: [],
     audit: [a],
   };

@@ -346,6 +346,52 @@ describe("a report refused as lease-lost", () => {
     expect(await app.db.auditEvent.count({ where: { targetId: op.operationId, action: "side_effect.late_report_refused" } })).toBe(names.length);
   });
 
+  it("from an earlier attempt while a later one waits to retry: confirmed makes the operation unknown, so the third attempt does not run", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    const failRetryable = (token: string) =>
+      call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+        key: acme.agent,
+        body: { fencingToken: token, outcome: "failed", retryable: true, error: { code: "timeout", message: "no answer" } },
+      });
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    await failRetryable(op.token);
+    const second = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
+    expect((await failRetryable(second.body.attempt.fencingToken)).body.state).toBe("pending");
+
+    const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_1" });
+
+    expectProblem(report, 409, "lease-lost");
+    expect(report.body.state).toBe("unknown");
+    expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } }), 409, "outcome-unknown");
+  });
+
+  it("repeated after an operator's retry, a report kept while the operation was unknown is judged again: the retry does not run", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "never" });
+    const op = await claimNew(tool);
+    await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "intended" });
+    await endLease(app.db, op.operationId);
+    expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } }), 409, "outcome-unknown");
+    const confirmed = { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_5" };
+    expectProblem(await putEffect(op.operationId, "charge", confirmed), 409, "lease-lost");
+    const resolve = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, {
+      key: acme.admin,
+      body: { outcome: "retry", reason: "no charge found at the provider" },
+    });
+    expect(resolve.body.state, resolve.text).toBe("pending");
+
+    // The agent's HTTP client repeats its PUT.
+    const repeated = await putEffect(op.operationId, "charge", confirmed);
+
+    expectProblem(repeated, 409, "lease-lost");
+    expect(repeated.body.state).toBe("unknown");
+    expect(await app.db.auditEvent.count({ where: { targetId: op.operationId, action: "side_effect.late_report_refused" } })).toBe(1);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    expect(trace!.timeline.filter((e) => e.key.startsWith("side-effect-unknown-")).map((e) => e.title)).toEqual([
+      'Outcome unknown: attempt 1 said side effect "charge" confirmed by the provider',
+    ]);
+  });
+
   it("from the attempt an operator sent back to retry: the operation becomes unknown and is flagged", async () => {
     const tool = await createTool({ leaseSeconds: 60, takeover: "never" });
     const op = await claimNew(tool);
@@ -413,6 +459,10 @@ describe("a report refused as lease-lost", () => {
     });
     const second = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
     expect(second.status, second.text).toBe(201);
+    // The retry's own call went through first: the row says confirmed, by attempt 2. That does not
+    // make attempt 1's confirmed old news (re-review: it was taken as such, and not flagged).
+    const retried = { fencingToken: second.body.attempt.fencingToken, provider: "stripe", state: "confirmed", providerResourceId: "ch_2" };
+    expect((await putEffect(op.operationId, "charge", retried)).status).toBe(200);
 
     const report = await putEffect(op.operationId, "charge", { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_1" });
 

@@ -7,17 +7,18 @@
 -- kept: it says a call was about to start, and the 409 stops it.
 --
 -- Some act, as a late complete's do (review, 2026-12-02: the retry charged a second time), when
--- the report tells more than the effect's row already says (a repeat of what was recorded under
--- the lease tells nothing new):
--- - the attempt that reported failed (retryable), or whose operation an operator sent back to
---   retry, says its effect was sent, confirmed or is unknown before any retry started: the
---   effect happened or may have, so the operation becomes unknown and the retry does not run;
+-- the report tells more than the effect's row already says (this attempt's own report, recorded
+-- under its lease and repeated, tells nothing new; another attempt's does not speak for it):
+-- - while the operation waits to retry, before any retry started: the attempt that reported
+--   failed (retryable), or that an operator sent back to retry, says its effect was sent,
+--   confirmed or is unknown, or any earlier attempt says its effect was confirmed: the effect
+--   happened or may have, so the operation becomes unknown and the retry does not run;
 -- - on a failed operation, any attempt says its effect was sent, confirmed or is unknown: every
 --   replay says nothing happened, so the operation is flagged for an operator;
 -- - a superseded attempt (a newer one started) says its effect was confirmed: flagged, unless the
 --   provider dedupes the newer attempt's call (takeover deduplicated, the same effect key) and the
 --   attempt had said nothing else before.
--- Neither changes the effect's row: the report's ids are on the trace. The late audit row says
+-- None changes the effect's row: the report's ids are on the trace. The late audit row says
 -- what the report did (`acted`).
 --
 -- tollgate_record_side_effect (from 20261201150000_side_effect_reports_behind_final) re-declared
@@ -30,7 +31,9 @@ CREATE FUNCTION tollgate_side_effect_late_report(p_op operation, p_token bigint,
 RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   v_att attempt;
-  v_row side_effect_state;
+  v_row side_effect;
+  v_kept boolean;
+  v_news boolean;
   v_digest text;
   v_why text;
   v_by_operator boolean;
@@ -53,57 +56,67 @@ BEGIN
     WHEN v_att.outcome IS NOT NULL AND v_att.outcome NOT IN ('lease_lost', 'taken_over')
       THEN format('the attempt had reported %s', tollgate_outcome_words(v_att.outcome))
     ELSE 'its lease ran out' END;
+  -- Kept once: a repeat of a report already kept writes no second row, but is judged again (the
+  -- operation may have moved since: an operator's retry, say), as a repeated late complete is.
   PERFORM 1 FROM audit_event WHERE tenant_id = p_op.tenant_id AND target_type = 'operation' AND target_id = p_op.id
     AND action = 'side_effect.late_report_refused' AND after ->> 'digest' = v_digest;
-  IF FOUND THEN
-    RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op),
-      'detail', format('This attempt no longer holds the operation: %s, and the operation is %s. This report is already kept as evidence on the operation''s trace.', v_why, p_op.state));
-  END IF;
+  v_kept := FOUND;
 
-  -- What the effect's row already says: a report that is no news acts on nothing.
-  SELECT state INTO v_row FROM side_effect WHERE tenant_id = p_op.tenant_id AND operation_id = p_op.id AND name = p_name;
-  IF p_state IN ('sent', 'confirmed', 'unknown') AND NOT coalesce(v_row = p_state
-      OR (v_row IN ('confirmed', 'failed') AND p_state IN ('sent', 'unknown')) OR (v_row = 'unknown' AND p_state = 'sent'), false) THEN
-    IF p_op.state = 'pending' AND p_op.fencing_token = p_token
-      AND (v_att.complete_digest IS NOT NULL OR p_op.resolution ->> 'outcome' = 'retry') THEN
-      -- The attempt that holds the operation, waiting to retry after its own failure (or an
-      -- operator's retry), before any retry started: the effect happened or may have.
-      v_by_operator := p_op.resolution ->> 'outcome' = 'retry' AND (p_op.resolution ->> 'at')::timestamptz >= v_att.started_at;
-      UPDATE operation SET state = 'unknown', not_before = NULL, updated_at = now(),
-        error = jsonb_build_object('code', 'contradicting-reports', 'message',
-          format('attempt %s reported side effect "%s" %s after %s: the effect may have happened', v_att.number, p_name, p_state, v_why)),
-        flagged_at = CASE WHEN v_by_operator THEN now() ELSE flagged_at END,
-        flag_reason = CASE WHEN v_by_operator
-          THEN format('attempt %s reported side effect "%s" %s after an operator resolved the operation as retry', v_att.number, p_name, p_state)
-          ELSE flag_reason END
-      WHERE id = p_op.id AND state = 'pending' AND fencing_token = p_token RETURNING * INTO v_new;
-      IF FOUND THEN
-        PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'operation.unknown', p_op.id,
-          jsonb_build_object('state', p_op.state, 'attempt', v_att.number),
-          jsonb_build_object('state', 'unknown', 'attempt', v_att.number, 'sideEffect', p_name, 'sideEffectState', p_state,
-            'earlierOutcome', v_att.outcome, 'resolution', p_op.resolution -> 'outcome',
-            'providerRequestId', p_request_id, 'providerResourceId', p_resource_id),
-          format('attempt %s reported side effect "%s" %s after %s: the effect may have happened, so no retry runs until evidence or an operator settles it',
-            v_att.number, p_name, p_state, v_why));
-        p_op := v_new;
-        v_acted := 'unknown';
-        v_detail := format('This attempt no longer holds the operation (%s). Since the effect may have happened, the operation is now unknown: no retry runs until evidence or an operator settles it. Your report is kept as evidence on its trace.', v_why);
-      END IF;
-    ELSIF p_op.state = 'failed' OR (p_state = 'confirmed' AND p_op.fencing_token <> p_token) THEN
-      SELECT takeover INTO v_takeover FROM tool WHERE tenant_id = p_op.tenant_id AND name = p_op.tool;
-      IF p_op.state = 'failed' OR v_takeover IS DISTINCT FROM 'deduplicated' OR v_att.complete_digest IS NOT NULL THEN
-        UPDATE operation SET flagged_at = now(), updated_at = now(),
-          flag_reason = CASE WHEN p_op.state = 'failed'
-            THEN format('attempt %s reported side effect "%s" %s, but the operation is failed', v_att.number, p_name, p_state)
-            ELSE format('attempt %s reported side effect "%s" confirmed after attempt %s started: the provider may have acted twice', v_att.number, p_name, p_op.attempt_count) END
-        WHERE id = p_op.id RETURNING * INTO p_op;
-        v_acted := 'flagged';
-        v_detail := format('This attempt no longer holds the operation: %s, and the operation is %s. Your report is kept as evidence on its trace, and the operation is flagged for an operator: %s.',
-          v_why, p_op.state, CASE WHEN p_op.state = 'failed' THEN 'it says nothing happened' ELSE 'the provider may have acted twice' END);
-      END IF;
+  -- What the effect's row already says, and which attempt said it: the report is news unless this
+  -- attempt itself recorded as much (the same state, or one behind it) with the same provider ids.
+  -- Another attempt's `confirmed` on the row does not make this attempt's `confirmed` old news:
+  -- two calls may each have gone through.
+  SELECT * INTO v_row FROM side_effect WHERE tenant_id = p_op.tenant_id AND operation_id = p_op.id AND name = p_name;
+  v_news := p_state IN ('sent', 'confirmed', 'unknown') AND NOT coalesce(v_row.attempt_number = v_att.number
+    AND (v_row.state = p_state OR (v_row.state IN ('confirmed', 'failed') AND p_state IN ('sent', 'unknown'))
+      OR (v_row.state = 'unknown' AND p_state = 'sent'))
+    AND (p_request_id IS NULL OR p_request_id = v_row.provider_request_id)
+    AND (p_resource_id IS NULL OR p_resource_id = v_row.provider_resource_id), false);
+
+  IF v_news AND p_op.state = 'pending' AND ((p_op.fencing_token = p_token
+      AND (v_att.complete_digest IS NOT NULL OR p_op.resolution ->> 'outcome' = 'retry')) OR p_state = 'confirmed') THEN
+    -- Waiting to retry, before any retry started: the attempt that failed (retryable), or that an
+    -- operator sent back to retry, says its effect happened or may have; or any earlier attempt
+    -- says its call went through. The retry would call the provider again.
+    v_by_operator := p_op.fencing_token = p_token AND p_op.resolution ->> 'outcome' = 'retry'
+      AND (p_op.resolution ->> 'at')::timestamptz >= v_att.started_at;
+    UPDATE operation SET state = 'unknown', not_before = NULL, updated_at = now(),
+      error = jsonb_build_object('code', 'contradicting-reports', 'message',
+        format('attempt %s reported side effect "%s" %s after %s: the effect may have happened', v_att.number, p_name, p_state, v_why)),
+      flagged_at = CASE WHEN v_by_operator THEN now() ELSE flagged_at END,
+      flag_reason = CASE WHEN v_by_operator
+        THEN format('attempt %s reported side effect "%s" %s after an operator resolved the operation as retry', v_att.number, p_name, p_state)
+        ELSE flag_reason END
+    WHERE id = p_op.id AND state = 'pending' RETURNING * INTO v_new;
+    PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'operation.unknown', p_op.id,
+      jsonb_build_object('state', p_op.state, 'attempt', v_att.number),
+      jsonb_build_object('state', 'unknown', 'attempt', v_att.number, 'sideEffect', p_name, 'sideEffectState', p_state,
+        'earlierOutcome', v_att.outcome, 'resolution', p_op.resolution -> 'outcome',
+        'providerRequestId', p_request_id, 'providerResourceId', p_resource_id),
+      format('attempt %s reported side effect "%s" %s after %s: the effect may have happened, so no retry runs until evidence or an operator settles it',
+        v_att.number, p_name, p_state, v_why));
+    p_op := v_new;
+    v_acted := 'unknown';
+    v_detail := format('This attempt no longer holds the operation (%s). Since the effect may have happened, the operation is now unknown: no retry runs until evidence or an operator settles it. Your report is kept as evidence on its trace.', v_why);
+  ELSIF v_news AND NOT v_kept AND (p_op.state = 'failed' OR (p_state = 'confirmed' AND p_op.fencing_token <> p_token)) THEN
+    -- A flag once per distinct report (a repeat would raise it again under an operator's eyes).
+    SELECT takeover INTO v_takeover FROM tool WHERE tenant_id = p_op.tenant_id AND name = p_op.tool;
+    IF p_op.state = 'failed' OR v_takeover IS DISTINCT FROM 'deduplicated' OR v_att.complete_digest IS NOT NULL THEN
+      UPDATE operation SET flagged_at = now(), updated_at = now(),
+        flag_reason = CASE WHEN p_op.state = 'failed'
+          THEN format('attempt %s reported side effect "%s" %s, but the operation is failed', v_att.number, p_name, p_state)
+          ELSE format('attempt %s reported side effect "%s" confirmed after attempt %s started: the provider may have acted twice', v_att.number, p_name, p_op.attempt_count) END
+      WHERE id = p_op.id RETURNING * INTO p_op;
+      v_acted := 'flagged';
+      v_detail := format('This attempt no longer holds the operation: %s, and the operation is %s. Your report is kept as evidence on its trace, and the operation is flagged for an operator: %s.',
+        v_why, p_op.state, CASE WHEN p_op.state = 'failed' THEN 'it says nothing happened' ELSE 'the provider may have acted twice' END);
     END IF;
   END IF;
 
+  IF v_kept THEN
+    RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op), 'becameUnknown', v_acted = 'unknown',
+      'detail', coalesce(v_detail, format('This attempt no longer holds the operation: %s, and the operation is %s. This report is already kept as evidence on the operation''s trace.', v_why, p_op.state)));
+  END IF;
   PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'side_effect.late_report_refused', p_op.id, jsonb_build_object('state', p_op.state),
     jsonb_build_object('sideEffect', p_name, 'state', p_state, 'provider', p_provider, 'reportingAttempt', v_att.number,
       'newestAttempt', p_op.attempt_count, 'operationState', p_op.state, 'acted', v_acted, 'providerRequestId', p_request_id,
