@@ -2,13 +2,14 @@ import type { Db } from "@/lib/db";
 import type { AuthenticatedKey } from "@/lib/api-keys/authenticate-api-key";
 import { newId } from "@/lib/crypto/ids";
 import { ProblemError } from "@/lib/http/problem";
+import { metrics } from "@/lib/metrics/registry";
 import { downstreamKey } from "@/lib/operations/downstream-key";
 import { iso, type SqlOperation } from "@/lib/operations/operation-view";
 import { throwOperationProblem } from "@/lib/operations/operation-problems";
 import type { SideEffectRequest, SideEffectView } from "@/lib/side-effects/side-effect-schemas";
 
 type SqlEffect = Omit<SideEffectView, "createdAt" | "updatedAt"> & { createdAt: string; updatedAt: string };
-type SqlAnswer = { code: string; effect?: SqlEffect; op?: SqlOperation; detail?: string };
+type SqlAnswer = { code: string; effect?: SqlEffect; op?: SqlOperation; detail?: string; becameUnknown?: boolean };
 
 // Records a side effect of the operation, fenced like complete: one SQL function call checks
 // the token against the processing operation (row-locked: a refused report may act on it, see
@@ -49,6 +50,8 @@ export async function recordSideEffect(options: {
       { extras: { sideEffect: effectView(r.effect) } },
     );
   }
+  // A refused report that said the effect happened while the operation waited to retry.
+  if (r.becameUnknown) metrics().unknowns.inc({ cause: "contradicts-retry" });
   if (r.code === "lease-lost" && r.detail) {
     throw new ProblemError("lease-lost", r.detail, { extras: r.op ? { operationId: r.op.operationId, state: r.op.state } : {} });
   }

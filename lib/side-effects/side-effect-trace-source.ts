@@ -91,7 +91,9 @@ function lateReportEntry(a: TraceAudit, byName: Map<string, EffectRow>): TraceEn
     key: `side-effect-late-${a.id}`,
     at: a.at,
     kind: "late-report",
-    tone: state === "confirmed" || r.acted ? "bad" : "warn",
+    // Bad where it changed something or contradicts a failure; a confirmation of a succeeded
+    // operation, or evidence for an unknown one, is for reading.
+    tone: r.acted || (state === "confirmed" && r.operationState === "failed") ? "bad" : "warn",
     rank: 6,
     title: `Late report refused: attempt ${r.reportingAttempt ?? "?"} said side effect "${name}" ${titles[state] ?? state}${
       superseded ? ` after attempt ${r.newestAttempt} started` : ""}`,
@@ -136,9 +138,9 @@ function lateMeaning(state: string, r: LateReport): string {
         : "Not applied: the side effect's record and the operation are unchanged.";
   const settle = r.operationState === "unknown" || r.acted === "unknown" ? ", then resolve" : "";
   if (state === "confirmed") {
-    return r.operationState === "failed"
-      ? `${done} The provider confirmed this call although the operation is failed: check the provider.`
-      : `${done} The provider confirmed this call: the effect probably happened. Check the provider with these ids${settle}.`;
+    if (r.operationState === "failed") return `${done} The provider confirmed this call although the operation is failed: check the provider.`;
+    if (r.operationState === "succeeded" && !r.acted) return `${done} The provider confirmed this call, as the operation's outcome says.`;
+    return `${done} The provider confirmed this call: the effect probably happened. Check the provider with these ids${settle}.`;
   }
   if (state === "failed") return `${done} The provider refused this call: if no other call reached it, nothing happened.`;
   return `${done} The call was ${state === "sent" ? "sent" : "made"} and its answer is not known: check the provider with these ids${settle}.`;

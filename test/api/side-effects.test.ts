@@ -287,7 +287,7 @@ describe("a report refused as lease-lost", () => {
     const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
     const late = trace!.timeline.filter((e) => e.key.startsWith("side-effect-late-"));
     expect(late.map((e) => [e.title, e.tone])).toEqual([
-      ['Late report refused: attempt 1 said side effect "charge" confirmed by the provider', "bad"],
+      ['Late report refused: attempt 1 said side effect "charge" confirmed by the provider', "warn"],
       ['Late report refused: attempt 1 said side effect "charge" failed at the provider', "warn"],
     ]);
     expect(late[0]!.fields).toContainEqual({ label: "Provider resource", value: "ch_late", format: "mono" });
@@ -318,6 +318,9 @@ describe("a report refused as lease-lost", () => {
     expectProblem(retry, 409, "outcome-unknown");
     const unknown = await app.db.auditEvent.findMany({ where: { targetId: op.operationId, action: "operation.unknown" } });
     expect(unknown.map((a) => a.after)).toEqual([expect.objectContaining({ sideEffect: "charge", sideEffectState: "confirmed", providerResourceId: "ch_1" })]);
+    const kept = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: op.operationId, action: "side_effect.late_report_refused" } });
+    expect([kept.before, kept.after]).toMatchObject([{ state: "pending" }, { operationState: "unknown", acted: "unknown" }]);
+    expect((await call(app.baseUrl, "GET", "/api/metrics")).text).toMatch(/tollgate_unknowns_total\{cause="contradicts-retry"\} [1-9]/);
     // The trace says what the report did, beside the attempt's own failure.
     const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
     const late = trace!.timeline.find((e) => e.key.startsWith("side-effect-late-"))!;
@@ -433,20 +436,41 @@ describe("a report refused as lease-lost", () => {
   it("that repeats what the effect's row already says acts on nothing: a retry after a failure with an effect sent still runs", async () => {
     const tool = await createTool({ leaseSeconds: 60, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
     const op = await claimNew(tool);
-    const sent = { fencingToken: op.token, provider: "stripe", state: "sent", providerRequestId: "req_4" };
+    const sent = { fencingToken: op.token, provider: "stripe", state: "sent" };
     await putEffect(op.operationId, "charge", sent);
     await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
       key: acme.agent,
       body: { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "timeout", message: "no answer" } },
     });
 
-    // The agent's HTTP client repeats its PUT: nothing new, so the retry is still allowed (the next
-    // attempt sees the effect sent and reuses its downstream key).
+    // The agent's HTTP client repeats its PUT, once as it was and once with the request id it now
+    // has (under the lease that would only have filled the id in): nothing new, so the retry is
+    // still allowed (the next attempt sees the effect sent and reuses its downstream key).
     expectProblem(await putEffect(op.operationId, "charge", sent), 409, "lease-lost");
+    expectProblem(await putEffect(op.operationId, "charge", { ...sent, providerRequestId: "req_4" }), 409, "lease-lost");
 
     expect((await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } })).state).toBe("pending");
     const retry = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
     expect(retry.status, retry.text).toBe(201);
+  });
+
+  it("naming the resource the row's confirmed names is the same call, whichever attempt recorded it: no flag", async () => {
+    const tool = await createTool({ leaseSeconds: 60, takeover: "deduplicated", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    const confirmed = { fencingToken: op.token, provider: "stripe", state: "confirmed", providerResourceId: "ch_same" };
+    await putEffect(op.operationId, "charge", confirmed);
+    await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/complete`, {
+      key: acme.agent,
+      body: { fencingToken: op.token, outcome: "failed", retryable: true, error: { code: "timeout", message: "no answer" } },
+    });
+    const second = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: { amount: 4200 } });
+    // The retry's call was deduplicated by the provider on the shared key: the same charge.
+    const retried = { ...confirmed, fencingToken: second.body.attempt.fencingToken, providerRequestId: "req_2" };
+    expect((await putEffect(op.operationId, "charge", retried)).status).toBe(200);
+
+    expectProblem(await putEffect(op.operationId, "charge", confirmed), 409, "lease-lost");
+
+    expect((await app.db.operation.findUniqueOrThrow({ where: { id: op.operationId } })).flaggedAt).toBeNull();
   });
 
   it("from a superseded attempt that says its effect was confirmed: the operation is flagged, since the newer attempt may call again", async () => {

@@ -41,6 +41,7 @@ DECLARE
   v_new operation;
   v_acted text;
   v_detail text;
+  v_state_before operation_state := p_op.state;
 BEGIN
   SELECT * INTO v_att FROM attempt WHERE tenant_id = p_op.tenant_id AND operation_id = p_op.id AND fencing_token = p_token;
   -- A token the operation never issued says nothing about it; an intent is not evidence.
@@ -67,11 +68,15 @@ BEGIN
   -- Another attempt's `confirmed` on the row does not make this attempt's `confirmed` old news:
   -- two calls may each have gone through.
   SELECT * INTO v_row FROM side_effect WHERE tenant_id = p_op.tenant_id AND operation_id = p_op.id AND name = p_name;
+  -- An id the row lacked is no news either (under the lease it would only have been filled in).
+  -- And a `confirmed` naming the resource the row's `confirmed` names is the same call, whichever
+  -- attempt wrote it: the provider deduplicated on the shared key.
   v_news := p_state IN ('sent', 'confirmed', 'unknown') AND NOT coalesce(v_row.attempt_number = v_att.number
     AND (v_row.state = p_state OR (v_row.state IN ('confirmed', 'failed') AND p_state IN ('sent', 'unknown'))
       OR (v_row.state = 'unknown' AND p_state = 'sent'))
-    AND (p_request_id IS NULL OR p_request_id = v_row.provider_request_id)
-    AND (p_resource_id IS NULL OR p_resource_id = v_row.provider_resource_id), false);
+    AND (p_request_id IS NULL OR p_request_id = coalesce(v_row.provider_request_id, p_request_id))
+    AND (p_resource_id IS NULL OR p_resource_id = coalesce(v_row.provider_resource_id, p_resource_id)), false)
+    AND NOT coalesce(p_state = 'confirmed' AND v_row.state = 'confirmed' AND p_resource_id = v_row.provider_resource_id, false);
 
   IF v_news AND p_op.state = 'pending' AND ((p_op.fencing_token = p_token
       AND (v_att.complete_digest IS NOT NULL OR p_op.resolution ->> 'outcome' = 'retry')) OR p_state = 'confirmed') THEN
@@ -114,16 +119,16 @@ BEGIN
   END IF;
 
   IF v_kept THEN
-    RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op), 'becameUnknown', v_acted = 'unknown',
+    RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op), 'becameUnknown', coalesce(v_acted = 'unknown', false),
       'detail', coalesce(v_detail, format('This attempt no longer holds the operation: %s, and the operation is %s. This report is already kept as evidence on the operation''s trace.', v_why, p_op.state)));
   END IF;
-  PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'side_effect.late_report_refused', p_op.id, jsonb_build_object('state', p_op.state),
+  PERFORM tollgate_audit(p_op.tenant_id, p_actor, 'side_effect.late_report_refused', p_op.id, jsonb_build_object('state', v_state_before),
     jsonb_build_object('sideEffect', p_name, 'state', p_state, 'provider', p_provider, 'reportingAttempt', v_att.number,
       'newestAttempt', p_op.attempt_count, 'operationState', p_op.state, 'acted', v_acted, 'providerRequestId', p_request_id,
       'providerResourceId', p_resource_id, 'digest', v_digest),
     format('attempt %s reported side effect "%s" %s after %s; refused (lease-lost)%s', v_att.number, p_name, p_state, v_why,
       CASE v_acted WHEN 'unknown' THEN ', and the operation became unknown' WHEN 'flagged' THEN ', and the operation was flagged' ELSE '' END));
-  RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op), 'becameUnknown', v_acted = 'unknown',
+  RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(p_op), 'becameUnknown', coalesce(v_acted = 'unknown', false),
     'detail', coalesce(v_detail, format('This attempt no longer holds the operation: %s, and the operation is %s. The report changed nothing and is kept as evidence on the operation''s trace.', v_why, p_op.state)));
 END $$;
 
