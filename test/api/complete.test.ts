@@ -372,9 +372,33 @@ describe("complete: the lease holder reports the outcome", () => {
     expect(audit).toMatchObject({ after: { reportedOutcome: "succeeded", earlierOutcome: "retryable_failure", result: { resourceId: "T-late" } } });
     await waitUntil(op.operationId, "backoff over");
     expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args }), 409, "outcome-unknown");
-    // The same report again changes nothing more.
+    // The same report again changes nothing more, and is not kept a second time (protocol review, 2026-12-02).
     expectProblem(await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded", result: { statusCode: 201, resourceId: "T-late" } }), 409, "lease-lost");
     expect((await auditOf(op.operationId)).filter((a) => a.action === "operation.unknown")).toHaveLength(1);
+    expect((await auditOf(op.operationId)).filter((a) => a.action === "operation.late_report_refused")).toHaveLength(0);
+  });
+
+  // Review, 2026-12-02: only flagged, and the claim ignores flags, so the third attempt ran the tool again.
+  it("an earlier attempt's late succeeded while a later one waits to retry (it failed, retryable, too): the operation becomes unknown, no third run", async () => {
+    const tool = await createTool({ maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } });
+    const op = await claimNew(tool);
+    const failRetryable = { outcome: "failed", retryable: true, error: { code: "e503", message: "down" } };
+    expect((await complete(op.operationId, { fencingToken: op.token, ...failRetryable })).status).toBe(200);
+    await waitUntil(op.operationId, "backoff over");
+    const second = await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args });
+    expect([second.status, second.body.attempt?.number], second.text).toEqual([201, 2]);
+    expect((await complete(op.operationId, { fencingToken: second.body.attempt.fencingToken, ...failRetryable })).body.state).toBe("pending");
+
+    const late = await complete(op.operationId, { fencingToken: op.token, outcome: "succeeded", result: { statusCode: 201, resourceId: "T-first" } });
+
+    expectProblem(late, 409, "lease-lost");
+    expect(await operation(op.operationId)).toMatchObject({
+      state: "unknown",
+      notBefore: null,
+      error: { code: "contradicting-reports", message: "attempt 1 reported succeeded after attempt 2 started, while the operation waits to retry: the effect may have happened" },
+    });
+    await waitUntil(op.operationId, "backoff over");
+    expectProblem(await claim(app.baseUrl, acme.agent, op.idem, { tool, args: op.args }), 409, "outcome-unknown");
   });
 
   // Review, 2026-12-01: "unknown" says the effect may have happened as much as "succeeded" does;
