@@ -51,7 +51,6 @@ const REPEAT_THE_SAME_REQUEST =
 
 type Classified = { nothingStored: boolean; why: string };
 
-
 function classify(code: string, message: unknown, syscall?: unknown): Classified | undefined {
   if (UNREACHABLE_CODES.has(code) && syscall !== undefined && syscall !== "connect") {
     return { nothingStored: false, why: "the database's host became unreachable" };
