@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { createConsoleUser, focusedText, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { createConsoleUser, focusedText, launchBrowser, openSignedIn, screenshot, type ConsoleLogin } from "../support/browser";
 import { call } from "../support/http";
 import { seedTenant, startTestApp, type TestApp } from "../support/test-app";
 
@@ -26,8 +26,7 @@ afterAll(async () => {
 describe("API keys (admin)", () => {
   it("creates a key whose secret survives Escape, then revokes it: the page says so, with focus on it, and the secret stops working", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const page = await signIn(context, app.baseUrl, admin);
-    await page.goto(`${app.baseUrl}/t/acme/api-keys`);
+    const page = await openSignedIn(context, app.baseUrl, admin, "/t/acme/api-keys");
     await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
 
     await page.getByRole("button", { name: "Create API key" }).click();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { createConsoleUser, focusedText, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { createConsoleUser, focusedText, launchBrowser, openSignedIn, screenshot, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 
@@ -48,7 +48,8 @@ afterAll(async () => {
   await app?.stop();
 });
 
-const newPage = async (login: ConsoleLogin): Promise<Page> => signIn(await browser.newContext({ viewport: { width: 1440, height: 900 } }), app.baseUrl, login);
+const newPage = async (login: ConsoleLogin, pagePath: string): Promise<Page> =>
+  openSignedIn(await browser.newContext({ viewport: { width: 1440, height: 900 } }), app.baseUrl, login, pagePath);
 
 async function openApprovals(page: Page): Promise<void> {
   await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Approvals/ }).click();
@@ -59,7 +60,7 @@ async function openApprovals(page: Page): Promise<void> {
 
 describe("approvals (approver)", () => {
   it("lists both requests oldest first with a countdown and a pending count in the sidebar", async () => {
-    const page = await newPage(approver);
+    const page = await newPage(approver, "/t/acme");
     await openApprovals(page);
     const nav = page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Approvals/ });
     expect(await nav.textContent()).toContain("2");
@@ -73,8 +74,7 @@ describe("approvals (approver)", () => {
   });
 
   it("shows the duplicate-intent warning on the second request, which the approver rejects with a reason", async () => {
-    const page = await newPage(approver);
-    await page.goto(`${app.baseUrl}/t/acme/approvals/${second.approvalId}`);
+    const page = await newPage(approver, `/t/acme/approvals/${second.approvalId}`);
     await expect.poll(() => page.locator("h1").textContent()).toContain(TOOL);
     for (const badge of ["destructive", "open-world", "not idempotent"]) {
       expect(await page.getByLabel("Tool annotations").getByText(badge, { exact: true }).count()).toBe(1);
@@ -105,8 +105,8 @@ describe("approvals (approver)", () => {
   });
 
   it("approves the first; the agent then gets 201 for it and 403 for the rejected one, and both decisions are on the traces", async () => {
-    const page = await newPage(approver);
-    await openApprovals(page);
+    const page = await newPage(approver, "/t/acme/approvals");
+    await page.locator("table.approvals-table").waitFor();
     expect(await page.locator("table.approvals-table tbody tr").count()).toBe(1);
     await page.getByRole("link", { name: "Review" }).click();
     await page.waitForURL((url) => url.pathname === `/t/acme/approvals/${first.approvalId}`);
@@ -142,8 +142,7 @@ describe("approvals (approver)", () => {
     const asked = await claim(app.baseUrl, acme.agent, "race-case", { tool: TOOL, args: { ...ARGS, amount: 11 } });
     expect(asked.status, asked.text).toBe(202);
     const approvalId: string = asked.body.approval.id;
-    const page = await newPage(approver);
-    await page.goto(`${app.baseUrl}/t/acme/approvals/${approvalId}`);
+    const page = await newPage(approver, `/t/acme/approvals/${approvalId}`);
     await page.getByLabel(/^Reason/).fill("Not this one");
     // Another approver decides first, through the API, while this page is open.
     const other = await call(app.baseUrl, "POST", `/api/v1/approvals/${approvalId}/decision`, { key: acme.approver, body: { decision: "approve" } });
@@ -164,8 +163,7 @@ describe("approvals (approver)", () => {
   it("a viewer reads approvals but gets no decision form", async () => {
     const tool = await claim(app.baseUrl, acme.agent, "viewer-case", { tool: TOOL, args: { ...ARGS, amount: 10 } });
     expect(tool.status).toBe(202);
-    const page = await newPage(viewer);
-    await page.goto(`${app.baseUrl}/t/acme/approvals/${tool.body.approval.id}`);
+    const page = await newPage(viewer, `/t/acme/approvals/${tool.body.approval.id}`);
     await expect.poll(() => page.locator(".approval-page").textContent()).toContain("deciding needs an approver");
     expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0);
     await page.context().close();

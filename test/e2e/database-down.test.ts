@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { addSession, createConsoleUser, launchBrowser, openSignedIn, screenshot, type ConsoleLogin } from "../support/browser";
 import { call } from "../support/http";
 import { seedTenant, startServer, startTestApp, stopServer, type Server, type TestApp } from "../support/test-app";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy";
@@ -53,7 +53,7 @@ const sections = (page: Page) => page.getByRole("navigation", { name: "Console s
 describe("the console while the database cannot be reached", () => {
   it("a page says the database is the cause, and Try again loads it once the database is back", async () => {
     const context = await browser.newContext();
-    const page = await signIn(context, server.baseUrl, operator);
+    const page = await openSignedIn(context, server.baseUrl, operator, "/t/acme");
     await databaseDown();
     try {
       await sections(page).getByRole("link", { name: /^Operations/ }).click();
@@ -103,7 +103,8 @@ describe("the console while the database cannot be reached", () => {
   // away that must not fail the page for everyone who still has a cookie (review, 2026-12-01).
   it("someone with a session who opens /signin gets the form, not an error page", async () => {
     const context = await browser.newContext();
-    const page = await signIn(context, server.baseUrl, operator);
+    await addSession(context, server.baseUrl, operator);
+    const page = await context.newPage();
     await databaseDown();
     try {
       const res = await page.goto(`${server.baseUrl}/signin`);
@@ -120,7 +121,8 @@ describe("the console while the database cannot be reached", () => {
 
   it("a console load whose shell fails gets the same page, and Try again brings the whole console", async () => {
     const context = await browser.newContext();
-    const page = await signIn(context, server.baseUrl, operator);
+    await addSession(context, server.baseUrl, operator);
+    const page = await context.newPage();
     await databaseDown();
     try {
       await page.goto(`${server.baseUrl}/t/acme/reconcile`);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page, Route } from "playwright-core";
-import { createConsoleUser, focusedText, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import type { Browser, BrowserContext, Page, Route } from "playwright-core";
+import { addSession, createConsoleUser, focusedText, launchBrowser, openSignedIn, screenshot, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { createConnection, deliver, newStandardSecret, signStandard, ticketEvent } from "../support/webhooks";
@@ -63,10 +63,16 @@ async function openInbox(page: Page): Promise<void> {
   await page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
 }
 
+async function inboxAs(context: BrowserContext, login: ConsoleLogin): Promise<Page> {
+  const page = await openSignedIn(context, app.baseUrl, login, "/t/acme/inbox");
+  await page.getByRole("heading", { level: 1, name: "Inbox" }).waitFor();
+  return page;
+}
+
 describe("the webhook inbox (operator)", () => {
   it("matches an unmatched event to the unknown operation it proposes, and the trace shows it resolved by that match", async () => {
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, operator);
+    const page = await openSignedIn(context, app.baseUrl, operator, "/t/acme");
     expect(await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Inbox/ }).textContent()).toContain("2");
     await openInbox(page);
 
@@ -127,8 +133,7 @@ describe("the webhook inbox (operator)", () => {
   // field for the server to mark), and focus fell to the page's body when its button was disabled.
   it("a match to an operation id that does not exist says so, with focus on what it says", async () => {
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, operator);
-    await openInbox(page);
+    const page = await inboxAs(context, operator);
     await card(page, strayEvent).getByRole("button", { name: "Match to an operation id…" }).click();
     const dialog = page.getByRole("dialog", { name: "Match webhook event" });
     await dialog.getByLabel("Operation id").fill("op_from_the_staging_system");
@@ -146,8 +151,7 @@ describe("the webhook inbox (operator)", () => {
 
   it("ignores an event only with a reason", async () => {
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, operator);
-    await openInbox(page);
+    const page = await inboxAs(context, operator);
     await card(page, strayEvent).getByRole("button", { name: `Ignore ${strayEvent}` }).click();
     const dialog = page.getByRole("dialog", { name: "Ignore webhook event" });
     await dialog.waitFor();
@@ -206,7 +210,7 @@ describe("the webhook inbox (viewer)", () => {
   it("shows a viewer the Inbox, read-only: the link is in the nav, no Match or Ignore button", async () => {
     const fresh = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.created", "nobody")));
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, viewer);
+    const page = await openSignedIn(context, app.baseUrl, viewer, "/t/acme");
     await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Inbox/ }).click();
     await page.waitForURL((url) => url.pathname === "/t/acme/inbox");
     await card(page, fresh.body.eventId).waitFor();
@@ -219,7 +223,8 @@ describe("the webhook inbox (viewer)", () => {
 describe("auto-refresh (viewer)", () => {
   it("once switched on (and remembered), a new event shows up without a reload", async () => {
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, viewer);
+    await addSession(context, app.baseUrl, viewer);
+    const page = await context.newPage();
     await page.clock.install();
     await page.goto(`${app.baseUrl}/t/acme/inbox`);
     const toggle = page.getByRole("checkbox", { name: "Auto-refresh" });
@@ -252,7 +257,8 @@ describe("auto-refresh (viewer)", () => {
   // land the page shows the event.
   it("does not start another refresh while one is still on its way", async () => {
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, viewer);
+    await addSession(context, app.baseUrl, viewer);
+    const page = await context.newPage();
     await page.clock.install();
     await page.goto(`${app.baseUrl}/t/acme/inbox`);
     await page.getByRole("checkbox", { name: "Auto-refresh" }).check();
@@ -304,8 +310,7 @@ describe("filtering the inbox (operator)", () => {
     const all = count("unmatched") + count("unmapped") + count("contradicting");
 
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, operator);
-    await openInbox(page);
+    const page = await inboxAs(context, operator);
     const reasons = page.getByRole("group", { name: "Which events" });
     expect(await reasons.getByRole("button", { name: /^All/ }).textContent()).toBe(`All ${all}`);
     expect(await reasons.getByRole("button", { name: /^Unmatched/ }).textContent()).toBe(`Unmatched ${count("unmatched")}`);
@@ -381,8 +386,7 @@ describe("a flag raised while the match dialog is open (operator)", () => {
     const eventId: string = delivered.body.eventId;
 
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, operator);
-    await page.goto(`${app.baseUrl}/t/acme/inbox`);
+    const page = await openSignedIn(context, app.baseUrl, operator, "/t/acme/inbox");
     await card(page, eventId).getByRole("button", { name: `Match ${eventId} to ${operationId}` }).click();
     const dialog = page.getByRole("dialog", { name: "Match webhook event" });
     await dialog.waitFor();

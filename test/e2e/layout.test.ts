@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { addSession, createConsoleUser, launchBrowser, screenshot, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 import { createMix, putStandardTools, putTool, type Mix, type World } from "../support/console-data";
 import { createConnection, deliver, signStandard, ticketEvent } from "../support/webhooks";
@@ -125,7 +125,8 @@ describe.each([
 ])("console layout at $width px ($label)", ({ width, height }) => {
   it("no section scrolls the document sideways", async () => {
     const context = await browser.newContext({ viewport: { width, height } });
-    const page = await signIn(context, app.baseUrl, admin);
+    await addSession(context, app.baseUrl, admin);
+    const page = await context.newPage();
     const measured: Measure[] = [];
     const cramped: string[] = [];
     const titles: string[] = [];
@@ -153,7 +154,8 @@ describe.each([
 describe("phone width (390 px)", () => {
   it("the sidebar becomes a top bar, content takes the full width, and key-value fields stack", async () => {
     const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    const page = await signIn(context, app.baseUrl, admin);
+    await addSession(context, app.baseUrl, admin);
+    const page = await context.newPage();
     await open(page, `/operations/${mix.succeeded[0]!.operationId}`);
     const main = (await page.locator("main").boundingBox())!;
     const nav = (await page.getByRole("navigation", { name: "Console sections" }).boundingBox())!;
@@ -181,7 +183,8 @@ describe("phone width (390 px)", () => {
 describe("laptop width (1280 px)", () => {
   it("every tool's Edit button is on screen without scrolling sideways", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await signIn(context, app.baseUrl, admin);
+    await addSession(context, app.baseUrl, admin);
+    const page = await context.newPage();
     await open(page, "/tools");
     const buttons = await page.locator("table.tools-table tbody").getByRole("button", { name: /^Edit/ }).all();
     expect(buttons.length).toBe(await page.locator("table.tools-table tbody tr").count());
@@ -196,7 +199,8 @@ describe("laptop width (1280 px)", () => {
 
   it("decided approvals show By and Reason, and audit actions are readable, inside the window", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await signIn(context, app.baseUrl, admin);
+    await addSession(context, app.baseUrl, admin);
+    const page = await context.newPage();
     await open(page, "/approvals?view=decided");
     for (const name of ["By", "Reason"]) {
       const box = (await page.locator("table.approvals-table thead th", { hasText: new RegExp(`^${name}$`) }).boundingBox())!;
@@ -218,7 +222,8 @@ describe("laptop width (1280 px)", () => {
 
   it("a long email stays inside the sidebar", async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    const page = await signIn(context, app.baseUrl, admin);
+    await addSession(context, app.baseUrl, admin);
+    const page = await context.newPage();
     await open(page, "/approvals");
     const sidebar = (await page.locator("aside.sidebar").boundingBox())!;
     const email = page.locator(".sidebar-foot [title]", { hasText: admin.email.slice(0, 12) }).first();

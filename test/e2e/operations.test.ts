@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { sha256Hex } from "@/lib/crypto/digest";
-import { clickThrough, createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { addSession, clickThrough, createConsoleUser, launchBrowser, openSignedIn, screenshot, type ConsoleLogin } from "../support/browser";
 import { claimNew, createMix, putStandardTools, TOOLS, type AgentOp, type Mix, type World } from "../support/console-data";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 
@@ -60,9 +60,7 @@ async function expectRows(page: Page, ids: string[], range: string): Promise<voi
 }
 
 async function openOperations(context: BrowserContext): Promise<Page> {
-  const page = await signIn(context, app.baseUrl, viewer);
-  await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: "Operations" }).click();
-  await page.waitForURL((url) => url.pathname === "/t/acme/operations");
+  const page = await openSignedIn(context, app.baseUrl, viewer, "/t/acme/operations");
   await table(page).waitFor();
   return page;
 }
@@ -127,8 +125,8 @@ describe("operations table (viewer)", () => {
 
     // The link shared with a colleague: another browser profile, signed in, opens the same view.
     const other = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const fresh = await signIn(other, app.baseUrl, viewer);
-    await fresh.goto(url);
+    const shared = new URL(url);
+    const fresh = await openSignedIn(other, app.baseUrl, viewer, `${shared.pathname}${shared.search}`);
     await expectRows(fresh, both, `Rows 1–${both.length} of ${both.length}`);
     // A trace opened from a shared link in a new tab has no list of that tab to go back to: its breadcrumb is the plain list.
     const tab = await other.newPage();
@@ -307,7 +305,8 @@ describe("operation trace (viewer)", () => {
   // Console review: an operator's tab left open said "5 s ago" of what was by then an hour old.
   it("relative times keep counting while the page stays open", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const page = await signIn(context, app.baseUrl, viewer);
+    await addSession(context, app.baseUrl, viewer);
+    const page = await context.newPage();
     // The browser's clock from here on is the test's: an hour passes in a moment.
     await page.clock.install();
     const target = mix.all[0]!;
@@ -395,7 +394,8 @@ describe("operation trace (viewer)", () => {
 
   it("shows an expired lease that became unknown, with the claim that found it", async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    const page = await signIn(context, app.baseUrl, viewer);
+    await addSession(context, app.baseUrl, viewer);
+    const page = await context.newPage();
     const target = mix.unknown.find((op) => op.tool === TOOLS.tickets)!;
     const response = await page.goto(`${app.baseUrl}/t/acme/operations/${target.operationId}`);
     expect(response?.status()).toBe(200);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
-import { createConsoleUser, focusedText, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { createConsoleUser, focusedText, launchBrowser, openSignedIn, screenshot, type ConsoleLogin } from "../support/browser";
 import { call } from "../support/http";
 import { claimNew, putStandardTools, reportUnknown, succeed, TOOLS, unknownsByExpiry, type World } from "../support/console-data";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -68,9 +68,7 @@ const shownQueue = (page: Page) => queueTable(page).locator("tbody tr td a.mono"
 const notice = (page: Page) => page.locator(".notice[role=status]");
 
 async function openQueue(context: BrowserContext, login: ConsoleLogin): Promise<Page> {
-  const page = await signIn(context, app.baseUrl, login);
-  await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: /^Reconcile/ }).click();
-  await page.waitForURL((url) => url.pathname === "/t/acme/reconcile");
+  const page = await openSignedIn(context, app.baseUrl, login, "/t/acme/reconcile");
   await queueTable(page).waitFor();
   return page;
 }
@@ -387,6 +385,7 @@ describe("reconcile queue (viewer)", () => {
     expect(await app.db.auditEvent.count({ where: { tenantId: acme.tenantId } })).toBe(auditBefore);
     await context.close();
   });
+
 });
 
 // Last, because it empties the queue the tests above read.
@@ -419,8 +418,7 @@ describe("flagged operations (operator)", () => {
   it("finds a flagged operation through the Flagged filter, clears the flag on its trace with a reason, and the trace says who and why", async () => {
     const op = await flaggedOperation();
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, operator);
-    await page.goto(`${app.baseUrl}/t/acme/operations`);
+    const page = await openSignedIn(context, app.baseUrl, operator, "/t/acme/operations");
 
     await page.getByRole("checkbox", { name: "Flagged" }).check();
     await page.waitForURL((url) => url.searchParams.get("flagged") === "true");
@@ -457,8 +455,7 @@ describe("a flag cleared meanwhile (operator)", () => {
   it("says so in the page's notice, with focus, and changes nothing", async () => {
     const op = await flaggedOperation();
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, operator);
-    await page.goto(`${app.baseUrl}/t/acme/operations/${op.operationId}`);
+    const page = await openSignedIn(context, app.baseUrl, operator, `/t/acme/operations/${op.operationId}`);
     await page.getByRole("button", { name: "Clear flag…" }).click();
     const dialog = page.getByRole("dialog", { name: "Clear the flag" });
     await dialog.getByLabel("Reason (required)").fill("Checked the mailbox.");
@@ -481,8 +478,7 @@ describe("resolving on the trace (operator)", () => {
     const op = await claimNew(world, TOOLS.payments);
     await reportUnknown(world, op);
     const context = await newContext();
-    const page = await signIn(context, app.baseUrl, operator);
-    await page.goto(`${app.baseUrl}/t/acme/operations/${op.operationId}`);
+    const page = await openSignedIn(context, app.baseUrl, operator, `/t/acme/operations/${op.operationId}`);
     await page.getByRole("button", { name: "Resolve…" }).click();
     const dialog = page.getByRole("dialog", { name: "Resolve operation" });
     await dialog.getByRole("radio", { name: /^Succeeded/ }).check();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { startTestApp, seedTenant, type TestApp, type TenantKeys } from "../support/test-app";
-import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { addSession, createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 
 let app: TestApp;
@@ -157,7 +157,8 @@ describe("console sign-in", () => {
 
   it("hides another tenant: a member of acme gets 404 for globex", async () => {
     const context = await browser.newContext();
-    const page = await signIn(context, app.baseUrl, login);
+    await addSession(context, app.baseUrl, login);
+    const page = await context.newPage();
     const response = await page.goto(`${app.baseUrl}/t/globex`);
     expect(response?.status()).toBe(404);
     expect(acme.tenantId).toBeTruthy();
@@ -176,7 +177,8 @@ describe("console sign-in", () => {
 
   it("answers what does not exist with a page that says so and where to go, inside the console for a member", async () => {
     const context = await browser.newContext();
-    const page = await signIn(context, app.baseUrl, login);
+    await addSession(context, app.baseUrl, login);
+    const page = await context.newPage();
     const sections = page.getByRole("navigation", { name: "Console sections" });
 
     // Another tenant (or none): the root page, which links home; no console navigation.

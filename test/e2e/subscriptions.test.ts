@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { redactEndpoint } from "@/lib/event-subscriptions/redact-endpoint";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { createConsoleUser, launchBrowser, screenshot, signIn, type ConsoleLogin } from "../support/browser";
+import { createConsoleUser, launchBrowser, screenshot, openSignedIn, type ConsoleLogin } from "../support/browser";
 import { call, claim } from "../support/http";
 import { startEventReceiver, type EventReceiver } from "../support/event-receiver";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -39,7 +39,8 @@ afterAll(async () => {
   await app?.stop();
 });
 
-const newPage = async (login: ConsoleLogin): Promise<Page> => signIn(await browser.newContext({ viewport: { width: 1440, height: 900 } }), app.baseUrl, login);
+const newPage = async (login: ConsoleLogin, pagePath: string): Promise<Page> =>
+  openSignedIn(await browser.newContext({ viewport: { width: 1440, height: 900 } }), app.baseUrl, login, pagePath);
 
 async function openSubscriptions(page: Page): Promise<void> {
   await page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: "Subscriptions" }).click();
@@ -57,7 +58,7 @@ async function succeededOperation(): Promise<string> {
 
 describe("event subscriptions (admin)", () => {
   it("creates a subscription and shows its secret once; deliveries are signed with that very secret", async () => {
-    const page = await newPage(admin);
+    const page = await newPage(admin, "/t/acme");
     await openSubscriptions(page);
     await page.getByRole("button", { name: "New subscription" }).click();
     const dialog = page.getByRole("dialog");
@@ -100,8 +101,8 @@ describe("event subscriptions (admin)", () => {
     const operationId = await succeededOperation();
     const dead = await waitFor("a dead delivery", () => app.db.eventDelivery.findFirst({ where: { tenantId: acme.tenantId, state: "dead" } }), 30_000);
 
-    const page = await newPage(admin);
-    await openSubscriptions(page);
+    const page = await newPage(admin, "/t/acme/subscriptions");
+    await page.getByRole("heading", { name: "Event subscriptions" }).waitFor();
     const deadTable = page.getByRole("table", { name: "Dead deliveries" });
     const row = deadTable.locator(`tr[data-delivery="${dead.id}"]`);
     await row.waitFor();
@@ -133,8 +134,8 @@ describe("viewer", () => {
     receiver.answer(() => 500);
     await succeededOperation();
     const dead = await waitFor("a dead delivery", () => app.db.eventDelivery.findFirst({ where: { tenantId: acme.tenantId, state: "dead" } }), 30_000);
-    const page = await newPage(viewer);
-    await openSubscriptions(page);
+    const page = await newPage(viewer, "/t/acme/subscriptions");
+    await page.getByRole("heading", { name: "Event subscriptions" }).waitFor();
     await page.locator("#subscription-ops-feed").waitFor();
     // The endpoint's token (in its path) is for admins only.
     expect(await page.locator("#subscription-ops-feed").innerText()).toContain(redactEndpoint(receiver.url));
@@ -164,8 +165,7 @@ describe("the trace", () => {
     const intent = await put("intended");
     await put("confirmed", { providerResourceId: "ch_123" });
 
-    const page = await newPage(viewer);
-    await page.goto(`${app.baseUrl}/t/acme/operations/${c.body.operationId}`);
+    const page = await newPage(viewer, `/t/acme/operations/${c.body.operationId}`);
     const effects = page.locator('li[data-kind="side-effect"]');
     await effects.first().waitFor();
     expect(await effects.allTextContents()).toEqual([

@@ -3,6 +3,7 @@ import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright-core";
 import { createUser } from "@/lib/users/create-user";
 import type { Db } from "@/lib/db";
+import { signInConsole } from "./console-session";
 
 // Debian's chromium, never a downloaded browser; flags as this machine's network needs them.
 const chromiumArgs = [
@@ -40,6 +41,30 @@ export async function signIn(context: BrowserContext, baseUrl: string, login: Co
   await page.getByLabel("Password").fill(login.password);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL((url) => url.pathname.startsWith("/t/"), { timeout: 20_000 });
+  return page;
+}
+
+// Gives the context a fresh session of `login`: signed in through next-auth's real credentials
+// flow over HTTP (the requests the sign-in form makes; test/support/console-session.ts), its
+// cookie handed to the browser. The form itself is what sign-in.test.ts drives; every other
+// browser test starts here, which spares each test the form's page and the landing page: two
+// page loads of a second or more each on a 2-core machine.
+export async function addSession(context: BrowserContext, baseUrl: string, login: ConsoleLogin): Promise<void> {
+  const session = await signInConsole(baseUrl, login);
+  const pairs = (session.cookie ?? "").split("; ").filter(Boolean);
+  await context.addCookies(
+    pairs.map((pair) => {
+      const at = pair.indexOf("=");
+      return { name: pair.slice(0, at), value: pair.slice(at + 1), url: baseUrl, httpOnly: true, sameSite: "Lax" as const };
+    }),
+  );
+}
+
+// A console page (`pagePath`, e.g. "/t/acme/inbox") in a new tab of the context, signed in as `login`.
+export async function openSignedIn(context: BrowserContext, baseUrl: string, login: ConsoleLogin, pagePath: string): Promise<Page> {
+  await addSession(context, baseUrl, login);
+  const page = await context.newPage();
+  await page.goto(`${baseUrl}${pagePath}`);
   return page;
 }
 
