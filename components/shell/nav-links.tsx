@@ -1,8 +1,8 @@
 "use client";
 
 import { useEffect, useRef } from "react";
-import Link from "next/link";
 import { usePathname, useSearchParams } from "next/navigation";
+import { IntentLink } from "@/components/ui/intent-link";
 import { traceOrigin } from "@/lib/console/trace-origin";
 
 export type NavItem = { href: string; label: string; count?: number; countLabel?: string };
@@ -29,14 +29,14 @@ export function NavLinks({ items }: { items: NavItem[] }) {
       {items.map((item) => {
         const current = item.href.split("/").length <= 3 ? section === item.href : section.startsWith(item.href);
         return (
-          <Link key={item.href} href={item.href} aria-current={current ? "page" : undefined}>
+          <IntentLink key={item.href} href={item.href} aria-current={current ? "page" : undefined}>
             <span>{item.label}</span>
             {item.count ? (
               <span className="nav-count" aria-label={`${item.countLabel ?? item.count} waiting`}>
                 {item.countLabel ?? item.count}
               </span>
             ) : null}
-          </Link>
+          </IntentLink>
         );
       })}
     </nav>

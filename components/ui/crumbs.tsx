@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { usePathname, useSearchParams } from "next/navigation";
 import { useEffect, useSyncExternalStore } from "react";
 
@@ -23,7 +23,7 @@ export function Crumbs({ list, current }: { list: { href: string; label: string 
   const query = useSyncExternalStore(noSubscription, () => readQuery(list.href), () => "");
   return (
     <nav aria-label="Breadcrumb" className="crumbs">
-      <Link href={`${list.href}${query}`}>{list.label}</Link>
+      <IntentLink href={`${list.href}${query}`}>{list.label}</IntentLink>
       <span aria-hidden="true">/</span>
       <span aria-current="page" className="mono">
         {current}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
-import { createConsoleUser, focusedText, launchBrowser, openSignedIn, screenshot, type ConsoleLogin } from "../support/browser";
+import { addSession, createConsoleUser, focusedText, launchBrowser, openSignedIn, screenshot, type ConsoleLogin } from "../support/browser";
 import { call } from "../support/http";
 import { claimNew, putStandardTools, reportUnknown, succeed, TOOLS, unknownsByExpiry, type World } from "../support/console-data";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
@@ -386,6 +386,33 @@ describe("reconcile queue (viewer)", () => {
     await context.close();
   });
 
+  // A page view rendered every sidebar section and every row's trace once more on the server, as
+  // Next.js prefetches each link in view: more than half of a page view's server CPU. Console
+  // links prefetch when reached for (components/ui/intent-link.tsx).
+  it("prefetches a linked page only when the pointer reaches its link, never for being shown", async () => {
+    const context = await newContext();
+    await addSession(context, app.baseUrl, viewer);
+    const page = await context.newPage();
+    const fetched: string[] = [];
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      if (url.searchParams.has("_rsc")) fetched.push(url.pathname);
+    });
+    await page.goto(`${app.baseUrl}/t/acme/reconcile`);
+    await queueTable(page).locator("tbody tr").first().waitFor();
+    await page.waitForLoadState("networkidle");
+    await page.waitForTimeout(1_000); // Next.js prefetches in view once the browser is idle
+    expect(await queueTable(page).locator("tbody a[href*='/operations/']").count()).toBeGreaterThan(0);
+    expect(fetched).toEqual([]);
+
+    const audit = page.getByRole("navigation", { name: "Console sections" }).getByRole("link", { name: "Audit log" });
+    await audit.hover();
+    await expect.poll(() => fetched, { timeout: 10_000 }).toContain("/t/acme/audit");
+    expect(new Set(fetched)).toEqual(new Set(["/t/acme/audit"]));
+    await audit.click();
+    await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
+    await context.close();
+  });
 });
 
 // Last, because it empties the queue the tests above read.

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { useParams } from "next/navigation";
 import { EmptyState } from "@/components/ui/empty-state";
 
@@ -13,7 +13,7 @@ export default function ConsoleNotFound() {
       <title>Not found · Tollgate</title>
       <h1>Not found</h1>
       <EmptyState title="Nothing with this address in this tenant">
-        It does not exist here, or it was pruned. <Link href={`/t/${params.tenant}`}>Back to the overview</Link>
+        It does not exist here, or it was pruned. <IntentLink href={`/t/${params.tenant}`}>Back to the overview</IntentLink>
       </EmptyState>
     </div>
   );

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
@@ -39,10 +39,10 @@ export default async function OverviewPage({ params }: { params: Promise<{ tenan
         <EmptyState title="No operations in the last 24 hours">
           <ol className="getting-started">
             <li>
-              Register the tools agents call: <code>PUT /api/v1/tools/&lt;name&gt;</code> with an admin key (see <Link href={`${base}/tools`}>Tools</Link>).
+              Register the tools agents call: <code>PUT /api/v1/tools/&lt;name&gt;</code> with an admin key (see <IntentLink href={`${base}/tools`}>Tools</IntentLink>).
             </li>
             <li>
-              Give each agent an API key of its own ({canAdminister ? <Link href={`${base}/api-keys`}>API keys</Link> : "an admin creates it"}).
+              Give each agent an API key of its own ({canAdminister ? <IntentLink href={`${base}/api-keys`}>API keys</IntentLink> : "an admin creates it"}).
             </li>
             <li>
               Agents claim with <code>POST /api/v1/operations</code> and an <code>Idempotency-Key</code>; each claim shows up here within a second.
@@ -70,9 +70,9 @@ export default async function OverviewPage({ params }: { params: Promise<{ tenan
           <strong>
             {show(waiting)} operation{waiting.value === 1 ? " needs" : "s need"} a person.
           </strong>{" "}
-          The oldest unknown outcome ({stats.oldestUnknown.tool}, <Link href={`${base}/operations/${stats.oldestUnknown.id}`}>{stats.oldestUnknown.id}</Link>) has
+          The oldest unknown outcome ({stats.oldestUnknown.tool}, <IntentLink href={`${base}/operations/${stats.oldestUnknown.id}`}>{stats.oldestUnknown.id}</IntentLink>) has
           waited <strong>{oldestAge}</strong>.{" "}
-          <Link href={`${base}/reconcile`}>Open the reconcile queue →</Link>
+          <IntentLink href={`${base}/reconcile`}>Open the reconcile queue →</IntentLink>
         </div>
       ) : null}
 
@@ -184,7 +184,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ tenan
                     <td className="num">{t.takeovers}</td>
                     <td className="num">{t.operations}</td>
                     <td>
-                      <Link href={ops({ tool: t.tool, conflicts: true, from: new Date(stats.since) })}>Operations with conflicts →</Link>
+                      <IntentLink href={ops({ tool: t.tool, conflicts: true, from: new Date(stats.since) })}>Operations with conflicts →</IntentLink>
                     </td>
                   </tr>
                 ))}

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import type { ReactNode } from "react";
 import type { Count } from "@/lib/console/overview-stats";
 
@@ -14,9 +14,9 @@ export function StatCard({ label, value, href, tone, children }: { label: string
     </>
   );
   return href ? (
-    <Link href={href} className="card stat-card" title="Show these operations">
+    <IntentLink href={href} className="card stat-card" title="Show these operations">
       {body}
-    </Link>
+    </IntentLink>
   ) : (
     <div className="card stat-card">{body}</div>
   );

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { createLoader, parseAsString, parseAsStringLiteral } from "nuqs/server";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
@@ -49,12 +49,12 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
         description="Tools whose policy requires a person's yes. Each approval covers exactly the arguments shown; the agent's next claim runs them once, or gets 403 if rejected."
       />
       <nav className="tabs row" aria-label="Approval lists">
-        <Link href={base} aria-current={view === "pending" ? "page" : undefined}>
+        <IntentLink href={base} aria-current={view === "pending" ? "page" : undefined}>
           Waiting
-        </Link>
-        <Link href={`${base}?view=decided`} aria-current={view === "decided" ? "page" : undefined}>
+        </IntentLink>
+        <IntentLink href={`${base}?view=decided`} aria-current={view === "decided" ? "page" : undefined}>
           Decided
-        </Link>
+        </IntentLink>
       </nav>
       {!mayDecide ? <p className="muted small">Your role ({user.role}) can read approvals; deciding needs an approver or an admin.</p> : null}
       {approvals.length === 0 ? (
@@ -133,7 +133,7 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
                     </>
                   )}
                   <td className="sticky-end">
-                    <Link href={`${base}/${a.id}`}>{view === "pending" && mayDecide ? "Review" : "Open"}</Link>
+                    <IntentLink href={`${base}/${a.id}`}>{view === "pending" && mayDecide ? "Review" : "Open"}</IntentLink>
                   </td>
                 </tr>
               ))}
@@ -145,8 +145,8 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
         <nav className="pager" aria-label="Approval pages">
           <span>{after ? `${approvals.length} more` : `The first ${approvals.length}`}</span>
           <span className="row">
-            {after ? <Link href={view === "pending" ? base : `${base}?view=decided`}>First page</Link> : null}
-            {nextCursor ? <Link href={`${base}?${view === "pending" ? "" : "view=decided&"}after=${encodeURIComponent(nextCursor)}`}>Next page →</Link> : null}
+            {after ? <IntentLink href={view === "pending" ? base : `${base}?view=decided`}>First page</IntentLink> : null}
+            {nextCursor ? <IntentLink href={`${base}?${view === "pending" ? "" : "view=decided&"}after=${encodeURIComponent(nextCursor)}`}>Next page →</IntentLink> : null}
           </span>
         </nav>
       ) : null}

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { Fragment } from "react";
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { hasAuditFilters, loadAuditQuery, serializeAuditQuery, type AuditQuery } from "@/lib/console/audit-query";
@@ -36,14 +36,14 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
       {page.scannedTo ? (
         <p className="notice small" role="status">
           Searched back to event #{page.scannedTo} ({(20_000).toLocaleString("en-US")} events per page) and found {page.rows.length ? "only these" : "no"} matches there.{" "}
-          <Link href={link({ before: page.scannedTo })}>Search older events →</Link>
+          <IntentLink href={link({ before: page.scannedTo })}>Search older events →</IntentLink>
         </p>
       ) : null}
       {page.rows.length === 0 ? (
         <EmptyState title={filtered ? "No events match these filters" : query.before || query.after ? "No more events" : "No events yet"}>
           {filtered ? (
             <>
-              Action and actor match from the start (<code>operation.</code>, <code>user:</code>); the target id must match exactly. <Link href={`${base}/audit`}>Clear the filters</Link>
+              Action and actor match from the start (<code>operation.</code>, <code>user:</code>); the target id must match exactly. <IntentLink href={`${base}/audit`}>Clear the filters</IntentLink>
             </>
           ) : (
             "Claims, completions, resolutions and every console change are recorded here as they happen."
@@ -82,27 +82,27 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
                       </div>
                     </td>
                     <td className="actor">
-                      <Link href={link({ actor: e.actor })} title={`${e.actor}: show only this actor's events`}>
+                      <IntentLink href={link({ actor: e.actor })} title={`${e.actor}: show only this actor's events`}>
                         {e.actorKey ? e.actorKey.principal : e.actor.replace(/^user:/, "")}
-                      </Link>
+                      </IntentLink>
                       <div className="muted small">{e.actorKey ? `API key ${e.actorKey.prefix}…` : e.actor.startsWith("user:") ? "console user" : e.actor.split(":")[0]}</div>
                     </td>
                     <td className="action">
-                      <Link href={link({ action: e.action })} className="action-chip" title={`Only ${e.action} events`}>
+                      <IntentLink href={link({ action: e.action })} className="action-chip" title={`Only ${e.action} events`}>
                         <BreakAfterDots text={e.action} />
-                      </Link>
+                      </IntentLink>
                     </td>
                     <td className="target">
                       <TargetLink base={base} tenant={tenant.slug} row={e} />
                       <div className="muted small">
                         {e.targetType.replace("_", " ")} ·{" "}
-                        <Link
+                        <IntentLink
                           // Its whole history: not only the events the other filters let through (console review).
                           href={link({ action: "", actor: "", from: null, to: null, type: e.targetType as AuditQuery["type"], target: e.targetId })}
                           title={`All events of ${e.targetType} ${e.targetId}`}
                         >
                           history
-                        </Link>
+                        </IntentLink>
                       </div>
                     </td>
                     <td className="reason">{e.reason ? <q>{e.reason}</q> : <span className="muted">—</span>}</td>
@@ -119,9 +119,9 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
               {page.rows.length} event{page.rows.length === 1 ? "" : "s"} shown, #{page.rows.at(-1)?.id}–#{page.rows[0]?.id}
             </span>
             <span className="row">
-              {query.before || query.after ? <Link href={link({})}>Newest</Link> : null}
-              {page.newer ? <Link href={link({ after: page.newer })}>← Newer</Link> : null}
-              {page.older ? <Link href={link({ before: page.older })}>Older →</Link> : null}
+              {query.before || query.after ? <IntentLink href={link({})}>Newest</IntentLink> : null}
+              {page.newer ? <IntentLink href={link({ after: page.newer })}>← Newer</IntentLink> : null}
+              {page.older ? <IntentLink href={link({ before: page.older })}>Older →</IntentLink> : null}
             </span>
           </nav>
         </>
@@ -148,9 +148,9 @@ function TargetLink({ base, tenant, row }: { base: string; tenant: string; row: 
   const id = <code title={row.targetId}>{row.targetId}</code>;
   switch (row.targetType) {
     case "operation":
-      return <Link href={traceHref(tenant, row.targetId, "audit")}>{id}</Link>;
+      return <IntentLink href={traceHref(tenant, row.targetId, "audit")}>{id}</IntentLink>;
     case "tool":
-      return <Link href={`${base}/tools#tool-${row.targetId}`}>{id}</Link>;
+      return <IntentLink href={`${base}/tools#tool-${row.targetId}`}>{id}</IntentLink>;
     default:
       return id;
   }

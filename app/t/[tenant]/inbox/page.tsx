@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
@@ -64,16 +64,16 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
         empty={
           empty && handled && !query.q && !query.connection ? (
             <EmptyState title="Nothing handled yet">
-              Events an operator matched to an operation or ignored are listed here, with who decided, when and why. <Link href={base}>Back to the inbox</Link>
+              Events an operator matched to an operation or ignored are listed here, with who decided, when and why. <IntentLink href={base}>Back to the inbox</IntentLink>
             </EmptyState>
           ) : empty && handled ? (
             <EmptyState title="No handled event matches these filters">
               The search matches an event id, a provider event id, a correlation value or an event type exactly. An event still waiting is under{" "}
-              <Link href={`${base}${serializeInboxQuery({ ...query, status: null, before: null })}`}>All</Link>.
+              <IntentLink href={`${base}${serializeInboxQuery({ ...query, status: null, before: null })}`}>All</IntentLink>.
             </EmptyState>
           ) : empty && filtered ? (
             <EmptyState title="No event in the inbox matches these filters">
-              The search matches an event id, a provider event id, a correlation value or an event type exactly. <Link href={base}>Show the whole inbox</Link>
+              The search matches an event id, a provider event id, a correlation value or an event type exactly. <IntentLink href={base}>Show the whole inbox</IntentLink>
             </EmptyState>
           ) : empty ? (
             <EmptyState title="Nothing in the inbox">
@@ -91,8 +91,8 @@ export default async function InboxPage({ params, searchParams }: { params: Prom
               : `The ${handled ? "latest" : "newest"} ${page.events.length} of ${shown.toLocaleString("en-US")}${filtered && (!handled || query.q || query.connection) ? " matching" : ""}`}
           </span>
           <span className="row">
-            {cursor ? <Link href={link(null)}>Newest</Link> : null}
-            {page.next ? <Link href={link(encodeTimeCursor(page.next))}>Older →</Link> : null}
+            {cursor ? <IntentLink href={link(null)}>Newest</IntentLink> : null}
+            {page.next ? <IntentLink href={link(encodeTimeCursor(page.next))}>Older →</IntentLink> : null}
           </span>
         </nav>
       )}

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { useParams } from "next/navigation";
 import { EmptyState } from "@/components/ui/empty-state";
 
@@ -13,7 +13,7 @@ export default function OperationNotFound() {
       <h1>Operation not found</h1>
       <EmptyState title="No such operation in this tenant">
         <code>{id}</code> does not exist here, or it was pruned after its result expired.{" "}
-        <Link href={`/t/${params.tenant}/operations`}>Back to operations</Link>
+        <IntentLink href={`/t/${params.tenant}/operations`}>Back to operations</IntentLink>
       </EmptyState>
     </div>
   );

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { createLoader, parseAsString } from "nuqs/server";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
@@ -71,8 +71,8 @@ export default async function ReconcilePage({ params, searchParams }: { params: 
                 : `The oldest ${count(page.rows.length)} of ${count(total)}`}
           </span>
           <span className="row">
-            {cursor ? <Link href={base}>First page</Link> : null}
-            {page.next ? <Link href={`${base}?after=${encodeURIComponent(encodeTimeCursor({ at: page.next.createdAt, id: page.next.id }))}`}>Next page (newer) →</Link> : null}
+            {cursor ? <IntentLink href={base}>First page</IntentLink> : null}
+            {page.next ? <IntentLink href={`${base}?after=${encodeURIComponent(encodeTimeCursor({ at: page.next.createdAt, id: page.next.id }))}`}>Next page (newer) →</IntentLink> : null}
           </span>
         </nav>
       )}

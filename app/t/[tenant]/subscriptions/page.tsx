@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
 import { can } from "@/lib/auth/roles";
@@ -170,7 +170,7 @@ function DeliveryTable({ caption, rows, now, base, tenant, redeliver }: { captio
                   </>
                 )}
               </td>
-              <td>{d.operationId ? <Link href={`${base}/operations/${d.operationId}`}>{d.operationId.slice(0, 14)}…</Link> : <span className="muted">—</span>}</td>
+              <td>{d.operationId ? <IntentLink href={`${base}/operations/${d.operationId}`}>{d.operationId.slice(0, 14)}…</IntentLink> : <span className="muted">—</span>}</td>
               {redeliver ? (
                 <td>{d.subscriptionRemoved ? null : <RedeliverButton tenant={tenant} id={d.id} label={`${d.type} to ${d.subscription}`} />}</td>
               ) : null}

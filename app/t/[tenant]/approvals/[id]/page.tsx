@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { notFound } from "next/navigation";
 import { db } from "@/lib/db";
 import { requireConsole } from "@/lib/auth/require-console";
@@ -66,7 +66,7 @@ export default async function ApprovalPage({
                 </>
               ) : null}
               {" · "}
-              <Link href={traceHref(tenant.slug, a.operationId, "approvals")}>operation trace</Link>
+              <IntentLink href={traceHref(tenant.slug, a.operationId, "approvals")}>operation trace</IntentLink>
             </p>
             {tool?.description ? <p className="muted">{tool.description}</p> : null}
           </div>
@@ -77,7 +77,7 @@ export default async function ApprovalPage({
           <div className="notice warn-notice operation-flag" role={open ? "alert" : "note"}>
             <strong>Flagged:</strong> {flag.reason} <TimeAgo at={flag.at} now={now} />.{" "}
             {open ? "Approving lets the agent's next claim run the tool: check with the provider first." : null}{" "}
-            <Link href={traceHref(tenant.slug, a.operationId, "approvals")}>operation trace</Link>
+            <IntentLink href={traceHref(tenant.slug, a.operationId, "approvals")}>operation trace</IntentLink>
           </div>
         ) : null}
 
@@ -92,9 +92,9 @@ export default async function ApprovalPage({
             <ul className="compact-list">
               {duplicates.slice(0, 10).map((d) => (
                 <li key={d.operationId}>
-                  <Link href={traceHref(tenant.slug, d.operationId, "approvals")} className="mono">
+                  <IntentLink href={traceHref(tenant.slug, d.operationId, "approvals")} className="mono">
                     {d.operationId}
-                  </Link>{" "}
+                  </IntentLink>{" "}
                   <StateBadge state={d.state} /> by {d.principal}
                   {d.sameKey ? <strong> under this same Idempotency-Key</strong> : null}, <TimeAgo at={d.createdAt} now={now} /> —{" "}
                   {d.differences.length === 0 ? (

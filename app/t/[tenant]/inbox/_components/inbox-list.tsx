@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { useState, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import type { InboxDecision, InboxEvent } from "@/lib/console/webhook-inbox";
@@ -106,9 +106,9 @@ export function InboxList({
                   {/* No state: the operation is gone (pruned after its retention), so no link to a 404. */}
                   {e.operationState ? (
                     <>
-                      <Link href={traceHref(tenant, e.operationId, "inbox")} className="mono">
+                      <IntentLink href={traceHref(tenant, e.operationId, "inbox")} className="mono">
                         {e.operationId}
-                      </Link>{" "}
+                      </IntentLink>{" "}
                       <StateBadge state={e.operationState} />
                     </>
                   ) : (
@@ -173,9 +173,9 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
           {event.candidates.map((c) => (
             <tr key={c.id}>
               <td>
-                <Link href={traceHref(tenant, c.id, "inbox")} className="mono">
+                <IntentLink href={traceHref(tenant, c.id, "inbox")} className="mono">
                   {c.id}
-                </Link>
+                </IntentLink>
               </td>
               <td className="c-tool" title={c.tool}>
                 <code>{c.tool}</code>
@@ -240,14 +240,14 @@ function DoneNotice({ done, tenant, onDismiss }: { done: Done; tenant: string; o
       {done.kind === "matched" ? (
         <>
           Matched <code>{done.eventId}</code> to{" "}
-          <Link href={traceHref(tenant, done.operationId, "inbox")} className="mono">
+          <IntentLink href={traceHref(tenant, done.operationId, "inbox")} className="mono">
             {done.operationId}
-          </Link>
+          </IntentLink>
           , now <strong>{done.state}</strong>. Its trace shows the event and who matched it.
         </>
       ) : (
         <>
-          Ignored <code>{done.eventId}</code>. It is listed under <Link href={`/t/${tenant}/inbox?status=handled`}>Handled</Link>, with who ignored it and why, and can
+          Ignored <code>{done.eventId}</code>. It is listed under <IntentLink href={`/t/${tenant}/inbox?status=handled`}>Handled</IntentLink>, with who ignored it and why, and can
           still be matched there.
         </>
       )}

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { useParams } from "next/navigation";
 import { PageError, type ErrorBoundaryProps } from "@/components/ui/page-error";
 
@@ -10,9 +10,9 @@ export default function OperationsError(props: ErrorBoundaryProps) {
   const params = useParams<{ tenant: string }>();
   return (
     <PageError {...props} title="Could not load operations" message="The list could not be read from the database.">
-      <Link className="button" href={`/t/${params.tenant}/operations`}>
+      <IntentLink className="button" href={`/t/${params.tenant}/operations`}>
         Operations without filters
-      </Link>
+      </IntentLink>
     </PageError>
   );
 }

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { useEffect, useRef, useState, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import type { ReconcileRow } from "@/lib/console/reconcile-queue";
@@ -132,9 +132,9 @@ export function ReconcileTable({
                 ) : null}
                 <td title={r.createdAt}>{formatAge(current - new Date(r.createdAt).getTime()).replace(/ ago$/, "")}</td>
                 <td>
-                  <Link href={traceHref(tenant, r.id, "reconcile")} className="mono">
+                  <IntentLink href={traceHref(tenant, r.id, "reconcile")} className="mono">
                     {r.id}
-                  </Link>
+                  </IntentLink>
                 </td>
                 <td className="c-tool" title={r.tool}>
                   <code>{r.tool}</code>

@@ -1,6 +1,6 @@
 "use client";
 
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import type { ResolveOutcome } from "@/components/resolve-dialog/resolve-dialog";
 import { traceHref } from "@/lib/console/trace-origin";
 
@@ -14,7 +14,7 @@ export function ResolveSummary({ outcome, tenant, onDismiss }: { outcome: Resolv
     return (
       <div className="notice row" role="status">
         <span>
-          Resolved <Link href={traceHref(tenant, outcome.operationId, "reconcile")} className="mono">{outcome.operationId}</Link> as{" "}
+          Resolved <IntentLink href={traceHref(tenant, outcome.operationId, "reconcile")} className="mono">{outcome.operationId}</IntentLink> as{" "}
           <strong>{settled[outcome.state] ?? outcome.state}</strong>. The trace and the audit log show it.
         </span>
         <button type="button" className="dismiss" onClick={onDismiss} aria-label="Dismiss">
@@ -48,9 +48,9 @@ export function ResolveSummary({ outcome, tenant, onDismiss }: { outcome: Resolv
         <ul className="compact-list">
           {others.map((row) => (
             <li key={row.operationId}>
-              <Link href={traceHref(tenant, row.operationId, "reconcile")} className="mono">
+              <IntentLink href={traceHref(tenant, row.operationId, "reconcile")} className="mono">
                 {row.operationId}
-              </Link>{" "}
+              </IntentLink>{" "}
               — {row.detail}
             </li>
           ))}

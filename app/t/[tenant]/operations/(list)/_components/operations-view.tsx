@@ -1,7 +1,7 @@
 "use client";
 
 import { useCallback, useMemo, useTransition, type ReactNode } from "react";
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { useRouter } from "next/navigation";
 import { useQueryStates } from "nuqs";
 import type { SortingState } from "@tanstack/react-table";
@@ -70,7 +70,7 @@ export function OperationsView(props: Props) {
 
   const empty: ReactNode = props.pastTheEnd ? (
     <EmptyState title="No more operations here">
-      The link points past the last row. <Link href={`${base}?${viewQueryString(query)}`}>Go to the first page</Link>.
+      The link points past the last row. <IntentLink href={`${base}?${viewQueryString(query)}`}>Go to the first page</IntentLink>.
     </EmptyState>
   ) : hasEmptyTimeRange(query) ? (
     <EmptyState title="The time range is empty">
@@ -81,7 +81,7 @@ export function OperationsView(props: Props) {
     </EmptyState>
   ) : filtered ? (
     <EmptyState title="No operations match these filters">
-      Try a wider time range or fewer filters, or <Link href={base}>clear all filters</Link>.
+      Try a wider time range or fewer filters, or <IntentLink href={base}>clear all filters</IntentLink>.
       {looksLikeRawKey(query.q) ? (
         <SearchAsKey tenant={props.tenant} text={query.q.trim()} onDigest={(q) => void setQuery({ q, ...operationsPositionReset }, { history: "replace" })} />
       ) : null}
@@ -98,9 +98,9 @@ export function OperationsView(props: Props) {
         <SavedViews tenant={props.tenant} views={props.views} current={viewQueryString(query)} />
         <KeyDigestFinder tenant={props.tenant} onDigest={(q) => void setQuery({ q, ...operationsPositionReset }, { history: "push" })} />
         {filtered ? (
-          <Link href={base} className="ops-clear">
+          <IntentLink href={base} className="ops-clear">
             Clear filters
-          </Link>
+          </IntentLink>
         ) : null}
       </div>
       <OperationFilters query={query} setQuery={setQuery} tools={props.tools} principals={props.principals} busy={pending} onSwapDates={swapDates} />

@@ -1,7 +1,7 @@
 "use client";
 
 import { useState, useTransition, type FormEvent } from "react";
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import { useRouter } from "next/navigation";
 
 export type SavedViewItem = { id: string; name: string; query: string };
@@ -44,14 +44,14 @@ export function SavedViews({ tenant, views, current }: { tenant: string; views: 
   return (
     <div className="views" aria-busy={pending || undefined}>
       <nav aria-label="Saved views" className="views-list">
-        <Link href={base} className="view-chip" aria-current={current === "" ? "page" : undefined}>
+        <IntentLink href={base} className="view-chip" aria-current={current === "" ? "page" : undefined}>
           All operations
-        </Link>
+        </IntentLink>
         {views.map((view) => (
           <span key={view.id} className="view-chip" aria-current={active?.id === view.id ? "page" : undefined}>
-            <Link href={view.query ? `${base}?${view.query}` : base} title={view.query ? decodeQuery(view.query) : "no filters"}>
+            <IntentLink href={view.query ? `${base}?${view.query}` : base} title={view.query ? decodeQuery(view.query) : "no filters"}>
               {view.name}
-            </Link>
+            </IntentLink>
             <button type="button" className="view-delete" aria-label={`Delete saved view ${view.name}`} title="Delete this saved view" onClick={() => void remove(view)}>
               ×
             </button>

@@ -1,4 +1,4 @@
-import Link from "next/link";
+import { IntentLink } from "@/components/ui/intent-link";
 import type { ReactNode } from "react";
 import type { TraceOperation } from "@/lib/console/operation-trace";
 import { TimeAgo } from "@/components/ui/time-ago";
@@ -29,9 +29,9 @@ export function OperationFacts({ op, now, base }: { op: TraceOperation; now: num
       "Workflow",
       op.workflowId ? (
         <>
-          <Link href={`${base}/operations?q=${encodeURIComponent(op.workflowId)}`} title={`Every operation of workflow ${op.workflowId}`}>
+          <IntentLink href={`${base}/operations?q=${encodeURIComponent(op.workflowId)}`} title={`Every operation of workflow ${op.workflowId}`}>
             <code>{op.workflowId}</code>
-          </Link>
+          </IntentLink>
           <CopyButton value={op.workflowId} label="workflow id" />
         </>
       ) : null,
