@@ -19,6 +19,18 @@ const config = [
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },
   {
+    // Console links prefetch when reached for (components/ui/intent-link.tsx): a plain Link
+    // prefetches its page as soon as it is shown, a server render per link per page view.
+    files: ["app/t/**/*.tsx", "components/**/*.tsx"],
+    ignores: ["components/ui/intent-link.tsx"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { paths: [{ name: "next/link", message: "Use IntentLink (components/ui/intent-link.tsx), or Link with prefetch={false} and a comment why." }] },
+      ],
+    },
+  },
+  {
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },

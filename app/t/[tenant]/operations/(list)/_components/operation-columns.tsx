@@ -1,5 +1,7 @@
 "use client";
 
+// Fifty row links that never prefetch, not even on hover (below): the one plain Link of the console.
+// eslint-disable-next-line no-restricted-imports
 import Link from "next/link";
 import { dataTableColumnHelper } from "@/components/data-table/features";
 import { StateBadge } from "@/components/ui/state-badge";
