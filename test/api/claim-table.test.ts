@@ -615,3 +615,32 @@ describe("claim: ids and downstream keys after claims that stored nothing", () =
     }
   });
 });
+
+describe("claim: the operation's counters stop at int4's largest value", () => {
+  // An agent looping on one key (a replay, a 409) for weeks reached 2^31 and every later claim
+  // under the key failed with numeric overflow: a 500, and the stored result never replayed again.
+  const MAX = 2147483647;
+
+  it("a replay, a 409 and a heartbeat on counters already at the top answer as ever and leave them there", async () => {
+    const tool = await createTool({ leaseSeconds: 60 });
+    const done = newKey();
+    const first = await claim(app.baseUrl, acme.agent, done, { tool, args: { n: 1 } });
+    expect(first.status).toBe(201);
+    expect((await complete(first.body.operationId, acme.agent, { fencingToken: first.body.attempt.fencingToken, outcome: "succeeded", result: { statusCode: 200, body: { ok: true } } })).status).toBe(200);
+    await app.db.operation.update({ where: { id: first.body.operationId }, data: { replayCount: MAX, conflictCount: MAX, mismatchCount: MAX } });
+    const replay = await claim(app.baseUrl, acme.agent, done, { tool, args: { n: 1 } });
+    expect(replay.status, replay.text).toBe(200);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expectProblem(await claim(app.baseUrl, acme.agent, done, { tool, args: { n: 2 } }), 422, "idempotency-key-reused");
+    expect(await operation(first.body.operationId)).toMatchObject({ replayCount: MAX, conflictCount: MAX, mismatchCount: MAX });
+
+    const running = newKey();
+    const live = await claim(app.baseUrl, acme.agent, running, { tool, args: { n: 3 } });
+    expect(live.status).toBe(201);
+    await app.db.operation.update({ where: { id: live.body.operationId }, data: { conflictCount: MAX, heartbeatCount: MAX } });
+    expectProblem(await claim(app.baseUrl, acme.agent, running, { tool, args: { n: 3 } }), 409, "operation-in-progress");
+    const beat = await call(app.baseUrl, "POST", `/api/v1/operations/${live.body.operationId}/heartbeat`, { key: acme.agent, body: { fencingToken: live.body.attempt.fencingToken } });
+    expect(beat.status, beat.text).toBe(200);
+    expect(await operation(live.body.operationId)).toMatchObject({ conflictCount: MAX, heartbeatCount: MAX });
+  });
+});
