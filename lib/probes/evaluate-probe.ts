@@ -1,3 +1,4 @@
+import { cutText, isStorableText } from "@/lib/console/storable-text";
 import type { Probe, ProbeMatch } from "@/lib/probes/probe-schema";
 
 export type ProbeVerdict = "succeeded" | "failed" | "not_found" | "inconclusive";
@@ -13,7 +14,11 @@ export function evaluateProbe(probe: Probe, answer: { status: number; body: unkn
   const failed = probe.failed ? settles(probe.failed, answer) : false;
   if (succeeded === failed) return { verdict: "inconclusive", resourceId: null };
   const found = probe.resourceIdPath ? readPath(answer.body, probe.resourceIdPath) : undefined;
-  const resourceId = typeof found === "string" || typeof found === "number" ? String(found).slice(0, 500) : null;
+  // JSON.parse turns an escaped "\u0000" (or half a surrogate pair) into text PostgreSQL refuses:
+  // the probe's record then failed as a whole, every pass, spending the probe budget on nothing.
+  // Such an id names nothing the operation can be found by; the verdict still stands.
+  const text = typeof found === "string" || typeof found === "number" ? String(found) : null;
+  const resourceId = text !== null && isStorableText(text) ? cutText(text, 500) : null;
   return { verdict: succeeded ? "succeeded" : "failed", resourceId };
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from "@/lib/db";
+import { cutText } from "@/lib/console/storable-text";
 import type { GuardedFetch } from "@/lib/http/egress";
 import { readTextUpTo } from "@/lib/http/read-body";
 import { evaluateProbe, type ProbeVerdict } from "@/lib/probes/evaluate-probe";
@@ -114,7 +115,7 @@ async function probeOne(
         summary = `probe ${d.probeNumber}: ${where} failed: ${answer.error}`;
       } else {
         status = answer.status;
-        evidence = answer.text.slice(0, 2000);
+        evidence = cutText(answer.text, 2000);
         const read = evaluateProbe(parsed.data, answer);
         verdict = read.verdict;
         resourceId = read.resourceId ?? d.resourceId;

@@ -27,6 +27,15 @@ describe("evaluateProbe", () => {
     expect(evaluateProbe(probe, { status, body })).toEqual({ verdict, resourceId });
   });
 
+  it("a resource id PostgreSQL cannot store (an escaped NUL, half a surrogate pair) is dropped, the verdict kept; a long one is cut whole", () => {
+    // What JSON.parse makes of a provider's "ch_1\u0000": recording it failed the probe's whole record.
+    for (const id of [JSON.parse('"ch_1\\u0000"'), JSON.parse('"ch_\\ud83d"')]) {
+      expect(evaluateProbe(probe, { status: 200, body: { data: [{ status: "paid", id }] } })).toEqual({ verdict: "succeeded", resourceId: null });
+    }
+    const long = `${"x".repeat(499)}😀tail`;
+    expect(evaluateProbe(probe, { status: 200, body: { data: [{ status: "paid", id: long }] } }).resourceId).toBe("x".repeat(499));
+  });
+
   it("an answer that matches both succeeded and failed is inconclusive", () => {
     const both = probeSchema.parse({ url: "https://x.example.com/{resourceId}", succeeded: { status: [200] }, failed: { status: [200] } });
     expect(evaluateProbe(both, { status: 200, body: {} }).verdict).toBe("inconclusive");
