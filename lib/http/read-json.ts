@@ -1,5 +1,6 @@
 import { ProblemError } from "@/lib/http/problem";
 import { formatPath } from "@/lib/http/format-path";
+import { describeJsonSyntaxError } from "@/lib/http/json-syntax-error";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH, unstorableText as unstorable } from "@/lib/http/json-limits";
 import { assertJsonMediaType, readBody } from "@/lib/http/read-body";
 
@@ -26,7 +27,7 @@ export async function readJson(req: Request, options: { maxBytes: number }): Pro
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
-    throw new ProblemError("invalid-json", `The body is not valid JSON: ${(error as Error).message}`);
+    throw new ProblemError("invalid-json", `The body is not valid JSON: ${describeJsonSyntaxError(error)}.`);
   }
   if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) {
     const message = `nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`;

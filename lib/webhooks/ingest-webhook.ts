@@ -7,6 +7,7 @@ import { metrics } from "@/lib/metrics/registry";
 import { loadWebhookConnection, type IngestConnection } from "@/lib/webhooks/load-webhook-connection";
 import { isStorableJson } from "@/lib/webhooks/storable-json";
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "@/lib/http/json-limits";
+import { describeJsonSyntaxError } from "@/lib/http/json-syntax-error";
 import { verifySignature, type VerifyFailure } from "@/lib/webhooks/verify-signature";
 import { webhookMetrics } from "@/lib/webhooks/webhook-metrics";
 import { MAX_EVENT_TYPE_LENGTH, type WebhookIngestResponse } from "@/lib/webhooks/webhook-schemas";
@@ -133,7 +134,7 @@ function parsePayload(body: Buffer, count: (r: string) => void): { text: string;
     value = JSON.parse(text);
   } catch (error) {
     count("invalid-payload");
-    throw new ProblemError("invalid-json", `The verified body is not valid UTF-8 JSON: ${(error as Error).message}`);
+    throw new ProblemError("invalid-json", `The verified body is not valid UTF-8 JSON: ${describeJsonSyntaxError(error)}.`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     count("invalid-payload");

@@ -217,6 +217,22 @@ describe("bad inputs are refused with the documented problem and store nothing",
     expect(await storedCounts()).toEqual(before);
   });
 
+  it("malformed JSON is answered with where it breaks, never with a quote of the body (a secret sent with a quote missing)", async () => {
+    const before = await storedCounts();
+    const requests: [string, string, string, string, RegExp][] = [
+      ["PUT", "/api/v1/webhook-connections/pay", keys.a.admin, '{"scheme":"standard-webhooks","secrets":[whsec_TOPSECRETvalue]}', /not valid JSON: it is not JSON text\.$/],
+      ["POST", claimPath, keys.a.agent, '{"tool":"x","args":{"card":"4242TOPSECRETvalue" "cvc":1}}', /not valid JSON: it breaks at character \d+\.$/],
+      ["POST", claimPath, keys.a.agent, '{"tool":"x","args":{"card":"4242TOPSECRETvalue"', /not valid JSON: it (ends before the JSON does|breaks at character \d+)\.$/],
+    ];
+    for (const [method, path, key, rawBody, detail] of requests) {
+      const res = await call(app.baseUrl, method, path, { key, rawBody, idempotencyKey: "k-quote", headers: { "content-type": "application/json" } });
+      expectProblem(res, { status: 400, code: "invalid-json" });
+      expect(res.body.detail).toMatch(detail);
+      expect(res.text).not.toMatch(/TOPSECRET/);
+    }
+    expect(await storedCounts()).toEqual(before);
+  });
+
   it("refuses a claim body over 64 KiB sent chunked, without a Content-Length", async () => {
     // The limit is enforced while streaming, not only from the declared length.
     const before = await storedCounts();
