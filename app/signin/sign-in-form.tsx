@@ -34,7 +34,11 @@ export function SignInForm({ sso }: { sso: string | null }) {
   }
 
   return (
-    <form onSubmit={onSubmit} className="stack" aria-label="Sign in">
+    // method="post": a form sent before this script runs (a slow chunk, a password manager that
+    // submits at once) is the browser's own submission, and a GET put the password in the URL,
+    // the history and any proxy's access log. A POST sends it in the body, to this page, which
+    // answers with the form again.
+    <form onSubmit={onSubmit} method="post" className="stack" aria-label="Sign in">
       {error ? (
         <div className="error" role="alert">
           {error}

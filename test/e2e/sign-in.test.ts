@@ -122,6 +122,27 @@ describe("console sign-in", () => {
     await context.close();
   });
 
+  // Security review: the form had no method, so one sent before hydration was a GET with the
+  // password in the query string. Without JavaScript every submission is that early one.
+  it("never puts the password in a URL, even when the form is sent before the page's script runs", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    const urls: string[] = [];
+    page.on("request", (request) => urls.push(request.url()));
+    await page.goto(`${app.baseUrl}/signin?callbackUrl=%2Ft%2Facme`);
+    await page.getByLabel("Email").fill(login.email);
+    await page.getByLabel("Password").fill(login.password);
+    const [sent] = await Promise.all([page.waitForRequest((r) => new URL(r.url()).pathname === "/signin" && r.method() === "POST"), page.getByRole("button", { name: "Sign in" }).click()]);
+    expect(sent.postData()).toContain("password=");
+    await page.waitForLoadState("load");
+    expect(urls.filter((url) => url.includes(encodeURIComponent(login.password)) || url.includes("password="))).toEqual([]);
+    expect(page.url()).not.toContain("password");
+    // The page answers the POST with the form again, to be sent once its script runs.
+    expect((await sent.response())?.status()).toBe(200);
+    expect(await page.getByLabel("Password").inputValue()).toBe("");
+    await context.close();
+  });
+
   it("refuses a wrong password without saying which part was wrong", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
