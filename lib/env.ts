@@ -76,11 +76,20 @@ export function logLevel(): string {
 
 // The MCP gateway is a client of the API and needs none of the server's variables. Its agent key
 // comes from the environment, never the command line (where `ps` would show it to every user).
+// Both are sent as header values, and fetch refuses a value with a control character inside by
+// quoting it whole in its error ("Headers.append: "Bearer tgk_…" is an invalid header value"),
+// which the gateway logged: refused here instead, by a message that never repeats the value.
 const mcpGatewayEnvSchema = z.object({
-  TOLLGATE_API_KEY: z.string().min(1, "TOLLGATE_API_KEY (an agent key of the tenant) is required"),
+  TOLLGATE_API_KEY: z
+    .string()
+    .min(1, "TOLLGATE_API_KEY (an agent key of the tenant) is required")
+    .regex(/^[\x21-\x7e]+$/, "TOLLGATE_API_KEY holds a space or a character that is not printable ASCII: copy the key again"),
   TOLLGATE_URL: z.url().default("http://localhost:3000"),
   // Sent as the Authorization header to an upstream reached with --upstream-url.
-  TOLLGATE_UPSTREAM_AUTHORIZATION: z.string().min(1).optional(),
+  TOLLGATE_UPSTREAM_AUTHORIZATION: z
+    .string()
+    .regex(/^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/, "TOLLGATE_UPSTREAM_AUTHORIZATION must be printable ASCII (spaces only inside)")
+    .optional(),
 });
 
 export function mcpGatewayEnv(): z.infer<typeof mcpGatewayEnvSchema> {
