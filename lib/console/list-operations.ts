@@ -145,7 +145,7 @@ function filterSql(tenantId: string, query: OperationsQuery): Prisma.Sql {
 // the digest it gets back). Each arm has an
 // index; PostgreSQL ORs the bitmaps.
 // The other filters apply on top of the matches.
-function searchSql(q: string): Prisma.Sql {
+export function searchSql(q: string): Prisma.Sql {
   const arms = [Prisma.sql`id = ${q}`, Prisma.sql`downstream_key = ${q}`, Prisma.sql`(result ->> 'resourceId') = ${q}`, Prisma.sql`workflow_id = ${q}`];
   const hex = q.toLowerCase();
   if (/^[0-9a-f]{64}$/.test(hex)) arms.push(Prisma.sql`key_digest = ${hex}`);

@@ -4,6 +4,7 @@ import { newId } from "@/lib/crypto/ids";
 import { recordAudit } from "@/lib/audit/record-audit";
 import { ProblemError } from "@/lib/http/problem";
 import { loadOperationsQuery, viewQueryString } from "@/lib/console/operations-query";
+import { rawKeyDigest } from "@/lib/console/raw-key-search";
 
 // A person's named filters of the operations table, per tenant. Only the query string is kept,
 // normalised through the table's own URL parsers, so a view is exactly a shareable link.
@@ -12,10 +13,12 @@ export type SavedView = { id: string; name: string; query: string; createdAt: Da
 
 export const MAX_SAVED_VIEWS = 50;
 
-export const savedViewInput = z.object({
-  name: z.string().trim().min(1, "name a view").max(80),
-  query: z.string().max(4000),
-});
+export const savedViewInput = z
+  .object({
+    name: z.string().trim().min(1, "name a view").max(80),
+    query: z.string().max(4000),
+  })
+  .strict();
 
 type Actor = { id: string; email: string };
 
@@ -31,7 +34,9 @@ export async function listSavedViews(options: { db: Db; tenantId: string; userId
 // (tenant, user, name) decides), so "save" twice never makes two views of one name.
 export async function saveView(options: { db: Db; tenantId: string; user: Actor; input: z.input<typeof savedViewInput> }): Promise<{ view: SavedView; replaced: boolean }> {
   const input = savedViewInput.parse(options.input);
-  const query = viewQueryString(loadOperationsQuery(input.query.replace(/^\?/, "")));
+  const filters = loadOperationsQuery(input.query.replace(/^\?/, ""));
+  const digest = await rawKeyDigest(options.db, options.tenantId, filters.q);
+  const query = viewQueryString(digest ? { ...filters, q: digest } : filters);
   const key = { tenantId: options.tenantId, userId: options.user.id, name: input.name };
   return options.db.$transaction(async (tx) => {
     // The person's row, locked first, serializes their saves (two tabs, two server instances):

@@ -1,7 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createConsoleUser } from "../support/browser";
 import { signInConsole, trySignIn, type ConsoleClient } from "../support/console-session";
-import { seedTenant, startTestApp, type TestApp } from "../support/test-app";
+import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { call, claim } from "../support/http";
+import { createTool } from "../support/protocol";
+import { sha256Hex } from "@/lib/crypto/digest";
 
 // Hand-edited console URLs whose values the URL parsers accepted but PostgreSQL cannot take:
 // U+0000 in text (filters, cursor ids, path ids), impossible dates in page cursors, an audit id
@@ -10,13 +14,14 @@ import { seedTenant, startTestApp, type TestApp } from "../support/test-app";
 
 let app: TestApp;
 let admin: ConsoleClient;
+let acme: TenantKeys;
 
 const NUL = "\u0000";
 const cursorOf = (parts: unknown[]) => Buffer.from(JSON.stringify(parts)).toString("base64url");
 
 beforeAll(async () => {
   app = await startTestApp();
-  await seedTenant(app.db, "acme");
+  acme = await seedTenant(app.db, "acme");
   admin = await signInConsole(app.baseUrl, await createConsoleUser(app.db, { role: "admin", tenants: ["acme"] }));
 });
 afterAll(async () => {
@@ -159,6 +164,36 @@ describe("console inputs that were 500s", () => {
       expect(answers.filter((a) => a.status === 404).every((a) => a.body?.code === "not-found")).toBe(true);
       expect(await app.db.auditEvent.count({ where: { targetId: saved.body.view.id, action: "saved-view.deleted" } })).toBe(1);
     }
+  });
+
+  // Security review: a raw key pasted into the search box was saved as typed, into the view and
+  // the audit row every member of the tenant reads.
+  it("saves a search that is an operation's raw Idempotency-Key as the key's digest, in the view and its audit row", async () => {
+    const raw = `order-${randomUUID()}-SECRETISH`;
+    const tool = await createTool(app.baseUrl, [acme], {}, "views.search");
+    const claimed = await claim(app.baseUrl, acme.agent, raw, { tool, args: { n: 1 } });
+    expect(claimed.status, claimed.text).toBe(201);
+    const saved = await admin.post("/api/console/acme/saved-views", { name: `by key ${raw.slice(6, 14)}`, query: `?q=${encodeURIComponent(raw)}&state=processing` });
+    expect(saved.status, saved.text).toBe(201);
+    expect(saved.body.view.query).toBe(`q=${sha256Hex(raw)}&state=processing`);
+    const audit = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: saved.body.view.id } });
+    expect(JSON.stringify([audit.before, audit.after, audit.reason])).not.toContain("SECRETISH");
+    // The digest finds the operation, as the raw key never did.
+    const page = await admin.request("GET", `/t/acme/operations?${saved.body.view.query}`);
+    expect(page.text).toContain(claimed.body.operationId);
+    // Text the search shows an operation by (a workflow id) is kept as typed, even when it is also a key.
+    const both = `wf-${randomUUID()}`;
+    expect((await call(app.baseUrl, "POST", "/api/v1/operations", { key: acme.agent, idempotencyKey: both, body: { tool, args: { n: 2 }, workflowId: both } })).status).toBe(201);
+    const kept = await admin.post("/api/console/acme/saved-views", { name: `by workflow ${both.slice(3, 11)}`, query: `q=${both}` });
+    expect(kept.body.view.query).toBe(`q=${both}`);
+  });
+
+  it("refuses a saved view with a field it does not know (a misspelt query), and stores nothing", async () => {
+    const before = await app.db.savedView.count();
+    const res = await admin.post("/api/console/acme/saved-views", { name: "stuck", query: "", qeury: "state=unknown" });
+    expect([res.status, res.body.code], res.text).toEqual([400, "invalid-request"]);
+    expect(res.text).toContain("qeury");
+    expect(await app.db.savedView.count()).toBe(before);
   });
 
   it("answers a next-auth POST whose JSON body does not parse, or is no object, with a 400", async () => {
