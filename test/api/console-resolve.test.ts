@@ -661,6 +661,10 @@ describe("console: the other mutating routes", () => {
     const missing = await as.admin.request("PUT", "/api/console/acme/tools/not.registered", { body: { definition: {} } });
     expectProblem(missing, 404, "tool-not-found");
     expect(await app.db.tool.findFirst({ where: { tenantId: acme.tenantId, name: "not.registered" } })).toBeNull();
+    // A name no tool can have is the path's fault, said at "name" as the v1 route says it, not the body's.
+    const badName = await as.admin.request("PUT", "/api/console/acme/tools/Bad%20Name", { body: { definition: {} } });
+    expectProblem(badName, 400, "invalid-request");
+    expect(badName.body.errors[0].path).toBe("name");
   });
 
   it("an admin creates an API key: 201 with the secret once, only its hash stored, audited, and it authenticates", async () => {

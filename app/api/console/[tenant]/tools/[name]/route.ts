@@ -8,6 +8,7 @@ import { getTool } from "@/lib/tools/get-tool";
 import { putTool } from "@/lib/tools/put-tool";
 import { toolDefinitionSchema, toolNameSchema } from "@/lib/tools/tool-schema";
 import { otherMethods } from "@/lib/http/method-not-allowed";
+import { parsePathName } from "@/lib/http/path-params";
 
 export const dynamic = "force-dynamic";
 
@@ -19,7 +20,7 @@ const bodySchema = z.object({ definition: z.unknown(), reason: z.string().trim()
 export const PUT = withConsoleUser<{ tenant: string; name: string }>(
   { route: "/api/console/{tenant}/tools/{name}", capability: "administer" },
   async ({ req, user, tenant, params, ctx }) => {
-    const name = toolNameSchema.parse(params.name);
+    const name = parsePathName(toolNameSchema, params.name);
     ctx.annotate({ tool: name });
     const body = bodySchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
     const definition = toolDefinitionSchema.parse(body.definition);
