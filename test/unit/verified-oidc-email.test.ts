@@ -7,6 +7,12 @@ describe("the email an SSO sign-in is matched by", () => {
     expect(verifiedOidcEmail({ sub: "1", email: "ops@acme.example", email_verified: "true" })).toBe("ops@acme.example");
   });
 
+  it("is nothing for a verified email PostgreSQL cannot hold (U+0000, half a surrogate pair): no user has it", () => {
+    for (const email of ["ops\u0000@acme.example", "ops\ud800@acme.example"]) {
+      expect(verifiedOidcEmail({ email, email_verified: true })).toBeNull();
+    }
+  });
+
   it("is nothing when the claim is false, missing or not a boolean, or there is no email", () => {
     for (const profile of [
       { email: "ops@acme.example", email_verified: false },
