@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, inject, it } from "vitest";
@@ -43,16 +44,7 @@ type Started = { child: ChildProcess; output: () => string; exited: Promise<numb
 // Starts `npm start`'s command (tsx's own process, as npm runs it) and waits for its "up" line, or
 // for it to exit. The build is the suite's (NEXT_DIST_DIR), so nothing is built here.
 async function npmStart(env: Record<string, string | undefined>): Promise<Started> {
-  const port = await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, TOLLGATE_LOCAL_DIR: localDir, NEXT_DIST_DIR: inject("distDir"), PORT: String(port), ...env };
-  for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
-  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "start"], { cwd: projectRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
-  children.push(child);
-  const chunks: string[] = [];
-  child.stdout?.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
-  child.stderr?.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
-  const output = () => chunks.join("");
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const { child, output, exited, baseUrl } = await launch(env);
   const deadline = Date.now() + 90_000;
   while (!output().includes("Tollgate is up") && child.exitCode === null) {
     if (Date.now() > deadline) throw new Error(`npm start did not come up:\n${output()}`);
@@ -65,7 +57,20 @@ async function npmStart(env: Record<string, string | undefined>): Promise<Starte
     await new Promise((r) => setTimeout(r, 50));
   }
   await new Promise((r) => setTimeout(r, 100)); // the rest of that block, written in one go
-  return { child, output, exited, baseUrl: `http://127.0.0.1:${port}` };
+  return { child, output, exited, baseUrl };
+}
+
+// Starts it and returns at once. PORT in `env` overrides the free port picked here.
+async function launch(env: Record<string, string | undefined>): Promise<Started> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, TOLLGATE_LOCAL_DIR: localDir, NEXT_DIST_DIR: inject("distDir"), PORT: String(await freePort()), ...env };
+  for (const [name, value] of Object.entries(childEnv)) if (value === undefined) delete childEnv[name];
+  const child = spawn(process.execPath, ["--import", "tsx", "lib/cli/main.ts", "start"], { cwd: projectRoot, env: childEnv, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  children.push(child);
+  const chunks: string[] = [];
+  child.stdout?.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
+  child.stderr?.on("data", (chunk: Buffer) => chunks.push(chunk.toString("utf8")));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, output: () => chunks.join(""), exited, baseUrl: `http://127.0.0.1:${childEnv.PORT}` };
 }
 
 async function stop(started: Started): Promise<number | null> {
@@ -103,7 +108,7 @@ describe("npm start without DATABASE_URL: the newcomer's embedded database with 
     const shown = path.relative(projectRoot, localDir);
     expect(out).toContain(`(data in ${shown}/postgres)`);
     expect(out).toContain(`(also saved to ${shown}/credentials, mode 0600)`);
-    expect(out).toContain("Seeded the demo tenant.");
+    expect(out).toContain("Seeded the demo tenant;");
     expect(out).not.toContain("Building the app"); // it serves NEXT_DIST_DIR's build, which is current
     const email = printed(out, /console: http:\/\/localhost:\d+\/signin {2}email (\S+)/);
     const password = printed(out, /password (\S+)/);
@@ -150,7 +155,7 @@ describe("npm start without DATABASE_URL: the newcomer's embedded database with 
     expect(first.output()).not.toContain("no live process owns it");
 
     const second = await npmStart({ DATABASE_URL: undefined, TOLLGATE_SECRET_KEY: undefined, TOLLGATE_DEMO: undefined });
-    expect(second.output()).toContain(`Existing data kept; demo credentials were printed on the first start and are in ${shown}/credentials.`);
+    expect(second.output()).toContain(`Existing data kept; the demo's credentials are in ${shown}/credentials (saved when it was seeded).`);
     expect(second.output()).not.toContain("Seeded");
     expect(second.output()).not.toContain(adminKey);
     const lookup = await call(second.baseUrl, "GET", "/api/v1/operations?tool=tickets.create&idempotencyKey=npm-start-first-claim", { key: agentKey });
@@ -184,7 +189,7 @@ describe("npm start with DATABASE_URL: a deployment's database", () => {
     }
 
     const demo = await npmStart({ ...env, TOLLGATE_DEMO: "1" });
-    expect(demo.output()).toContain("Seeded the demo tenant.");
+    expect(demo.output()).toContain("Seeded the demo tenant;");
     const adminKey = printed(demo.output(), /admin API key: (\S+)/);
     expect((await call(demo.baseUrl, "GET", "/api/v1/tools", { key: adminKey })).status).toBe(200);
     expect(await stop(demo), demo.output()).toBe(130);
@@ -193,6 +198,43 @@ describe("npm start with DATABASE_URL: a deployment's database", () => {
     const again = await npmStart(env);
     expect(again.output()).toMatch(/Existing data kept\.\n/);
     expect(again.output()).not.toContain("credentials");
+    expect(await stop(again), again.output()).toBe(130);
+  }, 240_000);
+
+  // CLI review: "Tollgate is up" was printed for whatever answered /api/health on the port, and
+  // the demo's keys, printed only once up, were lost by a start that failed after seeding.
+  it("a port already taken stops it before anything starts; a start stopped right after seeding keeps the demo's keys", async () => {
+    const serverUrl = inject("serverUrl");
+    const name = await cloneDatabase(serverUrl, inject("templateDb"));
+    databases.push(name);
+    const env = { DATABASE_URL: databaseUrl(serverUrl, name), TOLLGATE_SECRET_KEY: TEST_SECRET, TOLLGATE_DEMO: "1" };
+    const credentialsFile = path.join(localDir, "credentials");
+    rmSync(credentialsFile, { force: true });
+
+    const squatter = net.createServer((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"));
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = String((squatter.address() as net.AddressInfo).port);
+      const refused = await launch({ ...env, PORT: port });
+      expect(await refused.exited, refused.output()).toBe(2);
+      expect(refused.output()).toContain(`tollgate: port ${port} is in use`);
+      expect(refused.output()).not.toMatch(/Tollgate is up:|Seeded|PostgreSQL:/);
+    } finally {
+      squatter.close();
+    }
+
+    const stopped = await launch(env);
+    const deadline = Date.now() + 60_000;
+    while (!stopped.output().includes("Seeded the demo tenant;") && stopped.child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    stopped.child.kill("SIGINT");
+    expect(await stopped.exited, stopped.output()).toBe(130);
+    expect(stopped.output()).not.toContain("Tollgate is up:");
+    const adminKey = printed(readFileSync(credentialsFile, "utf8"), /admin API key: (\S+)/);
+    expect(stopped.output()).not.toContain(adminKey);
+
+    const again = await npmStart(env);
+    expect(again.output()).toContain("Existing data kept; the demo's credentials are in");
+    expect((await call(again.baseUrl, "GET", "/api/v1/tools", { key: adminKey })).status).toBe(200);
     expect(await stop(again), again.output()).toBe(130);
   }, 240_000);
 

@@ -14,7 +14,8 @@ import { localDir, migrationsDir, projectRoot, shownPath } from "@/lib/cli/paths
 import { migrate } from "@/lib/db/migrate";
 import { seedDemo, type DemoCredentials } from "@/lib/seed/seed-demo";
 import { firstTenantHelp, shouldSeedDemo } from "@/lib/cli/demo-seed-policy";
-import { parseFlags } from "@/lib/cli/commands/run-command";
+import { CliError, parseFlags } from "@/lib/cli/commands/run-command";
+import { portProblem } from "@/lib/cli/port-problem";
 import { workerLog } from "@/lib/cli/commands/worker";
 import { superviseWorker } from "@/lib/worker/supervise-worker";
 
@@ -40,6 +41,8 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   // Checked before anything starts: a mistyped TOLLGATE_DEMO stops here, not after the migrations.
   const seed = shouldSeedDemo({ embedded: !process.env.DATABASE_URL, setting: process.env.TOLLGATE_DEMO });
   const port = Number(process.env.PORT ?? 3000);
+  const taken = await portProblem(port);
+  if (taken) throw new CliError(taken);
   const database = await openDatabase({ log: quietPostgres });
   say(database.embedded ? `Embedded PostgreSQL: ${redactDatabaseUrl(database.url)} (data in ${shownPath(path.join(localDir, "postgres"))})` : `PostgreSQL: ${redactDatabaseUrl(database.url)}`);
   let worker: { stop: () => Promise<void> } | undefined;
@@ -52,6 +55,9 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
   process.on("uncaughtException", (error: Error & { code?: string }) => {
     if (stopping && error.code === "57P01") return;
     process.stderr.write(`${error.stack ?? String(error)}\n`);
+    // Next.js is a child with a port and a pool of its own: exiting without it left it serving, on
+    // a database no registered user owns any more (the next command to close it stops it).
+    next?.kill("SIGTERM");
     process.exit(1);
   });
   const stop = onceAsync(async () => {
@@ -72,16 +78,27 @@ async function serve(args: string[], mode: "start" | "dev"): Promise<number> {
     await assertSameSecretKey(database.url, serverSecret());
     const db = createDb(database.url, 2);
     const { credentials, tenants } = await seedOrCount(db, seed).finally(() => db.$disconnect());
+    // Saved at once: the seed runs once, and a start that fails after it (a build that breaks, a
+    // Ctrl-C during the build) would otherwise lose the only copy of the keys.
+    if (credentials) {
+      saveCredentials(credentials, port);
+      say(`Seeded the demo tenant; its credentials are saved to ${shownPath(credentialsFile)} and shown once Tollgate is up.`);
+    }
     // The build the server below serves: NEXT_DIST_DIR's when set (next start reads it too).
     if (mode === "start") ensureBuild({ distDir: process.env.NEXT_DIST_DIR || undefined, log: say });
     worker = superviseWorker({ databaseUrl: database.url, serverSecret: serverSecret(), settings: { egressAllow: allow }, log: workerLog() });
     const child = spawnNext(mode, port, database.url);
     next = child;
-    await waitForHealth(port, child);
+    // A Ctrl-C while Next.js comes up stops it; the answers it gave meanwhile are no reason to say
+    // it is up, nor to show the keys.
+    if (!(await waitForHealth(port, child, () => stopping))) {
+      await stop();
+      return 130;
+    }
     say(`\nTollgate is up: http://localhost:${port}  (API at http://localhost:${port}/api/v1, health at /api/health)`);
-    if (credentials) printCredentials(credentials, port);
+    if (credentials) say(`\nThe demo tenant's keys, shown once (also saved to ${shownPath(credentialsFile)}, mode 0600):\n${credentialsText(credentials, port)}`);
     else if (tenants === 0) say(`\n${firstTenantHelp}`);
-    else if (seed) say(`Existing data kept; demo credentials were printed on the first start and are in ${shownPath(credentialsFile)}.`);
+    else if (seed) say(`Existing data kept; the demo's credentials are in ${shownPath(credentialsFile)} (saved when it was seeded).`);
     else say("Existing data kept.");
     const code = await new Promise<number>((resolve) => child.once("exit", (c) => resolve(c ?? 0)));
     await stop();
@@ -115,13 +132,15 @@ function spawnNext(mode: "start" | "dev", port: number, databaseUrl: string): Ch
   });
 }
 
-async function waitForHealth(port: number, next: ChildProcess): Promise<void> {
+// True once healthy; false when stopping began first.
+async function waitForHealth(port: number, next: ChildProcess, stopping: () => boolean): Promise<boolean> {
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
+    if (stopping()) return false;
     if (next.exitCode !== null) throw new Error(`next exited with code ${next.exitCode} before becoming healthy`);
     try {
       const res = await fetch(`http://127.0.0.1:${port}/api/health`);
-      if (res.ok) return;
+      if (res.ok) return !stopping();
     } catch {
       // not listening yet
     }
@@ -130,8 +149,8 @@ async function waitForHealth(port: number, next: ChildProcess): Promise<void> {
   throw new Error("Tollgate did not become healthy within 120 s");
 }
 
-function printCredentials(c: DemoCredentials, port: number): void {
-  const text = [
+function credentialsText(c: DemoCredentials, port: number): string {
+  return [
     `console: http://localhost:${port}/signin  email ${c.consoleEmail}  password ${c.consolePassword}`,
     `tenant: ${c.tenant}`,
     `admin API key: ${c.adminKey}`,
@@ -142,8 +161,10 @@ function printCredentials(c: DemoCredentials, port: number): void {
     "Try (claim a demo tool; run it twice: the second answer is 409 operation-in-progress while the first holds the lease):",
     `  curl -s -X POST http://localhost:${port}/api/v1/operations -H "Authorization: Bearer $AGENT_KEY" -H "Content-Type: application/json" -H "Idempotency-Key: try-1" -d '{"tool":"tickets.create","args":{"title":"Printer on fire"}}'`,
   ].join("\n");
-  writeFileSync(credentialsFile, `${text}\n`, { mode: 0o600 });
-  say(`\nSeeded the demo tenant. These keys are shown once (also saved to ${shownPath(credentialsFile)}, mode 0600):\n${text}`);
+}
+
+function saveCredentials(c: DemoCredentials, port: number): void {
+  writeFileSync(credentialsFile, `${credentialsText(c, port)}\n`, { mode: 0o600 });
 }
 
 // PostgreSQL's own routine log lines (checkpoints, shutdown) are noise on a console; problems are not.
