@@ -1,4 +1,6 @@
+import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
@@ -221,9 +223,17 @@ describe("the outbox: events written in the transaction of the change", () => {
     }
 
     expect(await app.db.eventDelivery.findUnique({ where: { id: deliveryId } })).toMatchObject({ state: "pending" });
-    // Once it is no longer pending, the next prune forgets it.
+    // Once it is no longer pending, the next prune forgets it: `tollgate prune` too, which a
+    // deployment runs from cron (it said so, and pruned no outbox event).
     await app.db.$executeRaw`UPDATE event_delivery SET state = 'delivered' WHERE id = ${deliveryId}`;
-    expect(await pruneOutbox({ db: app.db, retentionDays: 30 })).toBe(1);
+    const cli = spawnSync(path.resolve("node_modules", ".bin", "tsx"), ["lib/cli/main.ts", "prune"], {
+      env: { ...process.env, DATABASE_URL: app.url, LOG_LEVEL: "silent" },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(cli.stdout).toContain("Pruned 1 outbox event(s) older than 30 days");
+    expect(await app.db.outboxEvent.count({ where: { id: event!.id } })).toBe(0);
   });
 
   it("an unknown outcome goes to both subscribers; the operator's resolution adds operation.resolved (and .succeeded)", async () => {
