@@ -27,6 +27,12 @@ export async function endSession(options: { db: Db; sid: string; userId: string;
 }
 
 // `npm run tollgate -- prune` and the worker's prune job: ended sessions whose JWT has expired anyway. Returns how many.
-export async function pruneEndedSessions(db: Db, now: Date = new Date()): Promise<number> {
-  return (await db.endedSession.deleteMany({ where: { expiresAt: { lt: now } } })).count;
+// Judged by the database's clock with an hour's margin (`now` only for tests): expiresAt was set
+// by the web server's clock, whose JWT check ends the session, and a `prune` on a machine whose
+// clock runs ahead forgot a sign-out early, reviving a copied cookie until the JWT expired.
+export const ENDED_SESSION_MARGIN_MS = 3_600_000;
+export async function pruneEndedSessions(db: Db, now: Date | null = null): Promise<number> {
+  return db.$executeRaw`
+    DELETE FROM ended_session
+    WHERE expires_at < coalesce(${now?.toISOString() ?? null}::timestamptz, now()) - make_interval(secs => ${ENDED_SESSION_MARGIN_MS / 1000})`;
 }
