@@ -1,8 +1,10 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { call } from "../support/http";
 import { startTestApp, type TestApp } from "../support/test-app";
+import { cloneDatabase, databaseUrl, dropDatabase } from "../support/test-database";
 
 // The CLI is how an operator bootstraps Tollgate: tenants, keys, migrations. It runs here as a
 // real process against the test database, and its keys must work against the real server.
@@ -22,12 +24,14 @@ afterAll(async () => {
   await app?.stop();
 });
 
-function cli(...args: string[]): Promise<CliResult> {
+const cli = (...args: string[]): Promise<CliResult> => cliOn(app.url, ...args);
+
+function cliOn(databaseUrl: string, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       tsx,
       ["lib/cli/main.ts", ...args],
-      { cwd: projectRoot, env: { ...process.env, DATABASE_URL: app.url }, timeout: 60_000 },
+      { cwd: projectRoot, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });
@@ -118,6 +122,47 @@ describe("tollgate CLI: tenant and API keys", () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/up to date/i);
     expect(await app.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM _prisma_migrations`).toEqual(before);
+  });
+});
+
+// CLI review: every command applied pending migrations to the database it was pointed at, so a
+// `prune` from cron or a `user create` from a newer checkout re-declared the hot path's SQL
+// functions under the running servers.
+describe("tollgate CLI on a deployment's database that lacks a migration of this checkout", () => {
+  it("one-shot commands stop, name it and apply nothing; migrate applies it", async () => {
+    const serverUrl = inject("serverUrl");
+    const name = await cloneDatabase(serverUrl, inject("templateDb"));
+    const url = databaseUrl(serverUrl, name);
+    const lacking = "20261202160000_saturating_counters"; // CREATE OR REPLACE only: safe to apply again
+    const applied = async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return (await client.query("SELECT count(*)::int AS n FROM _prisma_migrations WHERE migration_name = $1", [lacking])).rows[0].n as number;
+      } finally {
+        await client.end();
+      }
+    };
+    try {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query("DELETE FROM _prisma_migrations WHERE migration_name = $1", [lacking]);
+      await client.end();
+
+      for (const args of [["prune"], ["tenant", "create", "late"]]) {
+        const refused = await cliOn(url, ...args);
+        expect(refused.code, refused.stderr).toBe(2);
+        expect(refused.stderr).toContain(`this database lacks 1 migration(s) of this checkout (${lacking})`);
+        expect(refused.stderr).toContain("npm run tollgate -- migrate");
+      }
+      expect(await applied()).toBe(0);
+
+      const migrated = await cliOn(url, "migrate");
+      expect([migrated.code, migrated.stdout]).toEqual([0, `Applied 1 migration(s): ${lacking}\n`]);
+      expect((await cliOn(url, "tenant", "create", "late")).code).toBe(0);
+    } finally {
+      await dropDatabase(serverUrl, name);
+    }
   });
 });
 
