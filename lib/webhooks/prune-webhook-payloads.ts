@@ -4,7 +4,8 @@ import type { Db } from "@/lib/db";
 // becomes null and payloadPrunedAt says when, while the event row, its status and its match
 // stay (the trace still shows which event settled which operation). The correlation value is
 // part of the payload too, and goes with it, unless it is one of Tollgate's own names for the
-// operation the event is linked to (its id, its downstream key or a side effect's): what the
+// operation the event is linked to (its id, its downstream key or a side effect's; the keys only
+// while the operation is stored, as they are told apart by looking them up there): what the
 // provider put there about anything else is its data, not ours to keep. Batched, skipping rows
 // someone holds, so a large backlog never holds long locks. Returns how many were pruned.
 // `npm run tollgate -- prune` and the worker both call it.
