@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { problemCodes } from "@/lib/http/problem";
+import {
+  claimConflictProblemSchema,
+  invalidRequestProblemSchema,
+  keyReusedProblemSchema,
+  payloadTooLargeProblemSchema,
+  problemSchema,
+  retryBackoffProblemSchema,
+} from "@/lib/openapi/problem-schemas";
 import {
   claimAwaitingApprovalSchema,
   claimCreatedSchema,
@@ -23,17 +30,11 @@ import { eventTypes, subscriptionPutResponseSchema, subscriptionRequestSchema, s
 const input = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentable: "any" });
 const output = (s: z.ZodType) => z.toJSONSchema(s, { io: "output", unrepresentable: "any" });
 
-const problemSchema = z.object({
-  type: z.string(),
-  title: z.string(),
-  status: z.number().int(),
-  detail: z.string(),
-  code: z.enum(Object.keys(problemCodes) as [keyof typeof problemCodes, ...(keyof typeof problemCodes)[]]),
-}).loose();
-
 const json = (schema: object) => ({ content: { "application/json": { schema } } });
-const problem = (description: string) => ({ description, content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } } });
-const errors = (...codes: string[]) => Object.fromEntries(codes.map((c) => [c, problem(statusText[c] ?? "Error")]));
+const problem = (description: string, schema = "Problem") => ({ description, content: { "application/problem+json": { schema: { $ref: `#/components/schemas/${schema}` } } } });
+// The statuses whose problems carry fields of their own, wherever they are answered.
+const problemByStatus: Record<string, string> = { "400": "InvalidRequestProblem", "413": "PayloadTooLargeProblem", "422": "KeyReusedProblem" };
+const errors = (...codes: string[]) => Object.fromEntries(codes.map((c) => [c, problem(statusText[c] ?? "Error", problemByStatus[c])]));
 const statusText: Record<string, string> = {
   "400": "Invalid request (invalid-json, invalid-request, idempotency-key-missing, idempotency-key-invalid)",
   "401": "Missing, unknown or revoked API key (unauthorized)",
@@ -71,6 +72,11 @@ export function buildOpenApi(): Record<string, unknown> {
       securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
       schemas: {
         Problem: output(problemSchema),
+        InvalidRequestProblem: output(invalidRequestProblemSchema),
+        ClaimConflictProblem: output(claimConflictProblemSchema),
+        KeyReusedProblem: output(keyReusedProblemSchema),
+        RetryBackoffProblem: output(retryBackoffProblemSchema),
+        PayloadTooLargeProblem: output(payloadTooLargeProblemSchema),
         OperationView: output(operationViewSchema),
         ClaimCreated: output(claimCreatedSchema),
         ClaimAwaitingApproval: output(claimAwaitingApprovalSchema),
@@ -112,8 +118,8 @@ export function buildOpenApi(): Record<string, unknown> {
             ),
             "202": withHeaders({ description: "Awaiting a person's approval", ...json({ $ref: "#/components/schemas/ClaimAwaitingApproval" }) }, { "Retry-After": retryAfter() }),
             ...errors("400", "401", "403", "404", "413", "415", "422"),
-            "409": withHeaders(problem(statusText["409"]!), { "Retry-After": retryAfter(false) }),
-            "429": withHeaders(problem(statusText["429"]!), { "Retry-After": retryAfter() }),
+            "409": withHeaders(problem(statusText["409"]!, "ClaimConflictProblem"), { "Retry-After": retryAfter(false) }),
+            "429": withHeaders(problem(statusText["429"]!, "RetryBackoffProblem"), { "Retry-After": retryAfter() }),
             ...databaseUnavailable,
           },
         },

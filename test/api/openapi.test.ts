@@ -17,7 +17,7 @@ let ajv: Ajv2020;
 // The document's own URI: per OpenAPI 3.1, "#/..." references inside it (including inside
 // schemas in components) resolve against the document, so it is registered whole under one id.
 const DOC_ID = "https://tollgate.test/api/v1/openapi.json";
-const tools = { plain: "oa.tickets-create", approval: "oa.refunds-create" } as const;
+const tools = { plain: "oa.tickets-create", approval: "oa.refunds-create", backoff: "oa.flaky-call" } as const;
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -103,6 +103,19 @@ describe("the OpenAPI document", () => {
     expect(served.length).toBeGreaterThan(5);
     const missing = served.filter(({ route, method }) => !doc.paths?.[route]?.[method]).map(({ route, method }) => `${method.toUpperCase()} ${route}`);
     expect(missing).toEqual([]);
+  });
+
+  // API review: every problem had one open schema, so a generated client had no typed `mismatch`.
+  it("types the fields some problems carry: the 422's differing paths, the 429's notBefore, the 400's errors", () => {
+    const schemas = doc.components.schemas;
+    const claimProblem = (status: string) => doc.paths["/api/v1/operations"].post.responses[status].content["application/problem+json"].schema.$ref;
+    expect([claimProblem("400"), claimProblem("409"), claimProblem("413"), claimProblem("422"), claimProblem("429")]).toEqual(
+      ["InvalidRequestProblem", "ClaimConflictProblem", "PayloadTooLargeProblem", "KeyReusedProblem", "RetryBackoffProblem"].map((n) => `#/components/schemas/${n}`),
+    );
+    expect(schemas.KeyReusedProblem.required).toEqual(expect.arrayContaining(["code", "operationId", "mismatch"]));
+    expect(schemas.KeyReusedProblem.properties.mismatch).toMatchObject({ type: "array", items: { type: "string" } });
+    expect(schemas.RetryBackoffProblem.required).toEqual(expect.arrayContaining(["operationId", "notBefore"]));
+    expect(schemas.InvalidRequestProblem.properties.errors.items.required).toEqual(["path", "message"]);
   });
 
   it("has no dangling references: every local $ref resolves inside the document", () => {
@@ -245,6 +258,24 @@ describe("real responses validate against the documented schemas", () => {
       method: "post",
       status: 413,
       send: () => claim(app.baseUrl, tenant.agent, "oa-x", { tool: tools.plain, args: { pad: "x".repeat(70 * 1024) } }),
+    },
+    {
+      name: "problem: retry backoff",
+      path: "/api/v1/operations",
+      method: "post",
+      status: 429,
+      send: async () => {
+        // An attempt that failed, retryable, with a backoff long enough to still run when re-claimed.
+        expect((await putTool(tools.backoff, { policy: { maxAttempts: 3, backoff: { baseMs: 60_000, capMs: 60_000 } } })).status).toBe(201);
+        const first = await claim(app.baseUrl, tenant.agent, "oa-backoff", { tool: tools.backoff, args: {} });
+        const failed = await call(app.baseUrl, "POST", `/api/v1/operations/${first.body.operationId}/complete`, {
+          key: tenant.agent,
+          body: { fencingToken: first.body.attempt.fencingToken, outcome: "failed", retryable: true, error: { code: "timeout", message: "the provider did not answer" } },
+        });
+        expect(failed.status, failed.text).toBe(200);
+        await app.db.operation.update({ where: { id: first.body.operationId }, data: { notBefore: new Date(Date.now() + 60_000) } });
+        return claim(app.baseUrl, tenant.agent, "oa-backoff", { tool: tools.backoff, args: {} });
+      },
     },
     {
       name: "problem: not JSON",
