@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { holdLivenessLock } from "@/lib/worker/liveness-lock";
 import { startWorker } from "@/lib/worker/run-worker";
 import { startTestApp, TEST_SECRET, type TestApp } from "../support/test-app";
+import { startTcpProxy } from "../support/tcp-proxy";
 import { waitFor } from "../support/wait-for";
 
 // A worker whose start fails after its job runner began (the liveness lock could not be taken:
@@ -52,5 +54,31 @@ describe("a worker that cannot take its liveness lock", () => {
     await expect(started).rejects.toThrow("too many connections");
     await waitFor("the worker's connections closed", async () => ((await connections()) <= before ? true : null), 10_000);
     expect(logs).toContain("worker lost its liveness connection; stopping");
+  });
+});
+
+// Worker review: the lock's connection sent nothing after taking the lock, so one that died
+// silently (a NAT's idle timeout, a vanished primary) raised no error: the lock was gone at the
+// server, and the worker went on taking jobs that every other worker's sweep ran again beside it.
+describe("a liveness connection that goes silent", () => {
+  it("is noticed within the check's interval and timeout, and lets go without waiting for an answer", async () => {
+    const url = new URL(app.url);
+    const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port) });
+    try {
+      const lost: Error[] = [];
+      const lock = await holdLivenessLock({ databaseUrl: proxy.url(app.url), poolId: `silent-${process.pid}`, onLost: (e) => lost.push(e), checkEveryMs: 200, checkTimeoutMs: 500 });
+      await new Promise((r) => setTimeout(r, 700));
+      expect(lost).toEqual([]); // a live connection answers every check
+      proxy.stall();
+      const stalledAt = Date.now();
+      await waitFor("the loss noticed", async () => (lost.length > 0 ? true : null), 5_000, 50);
+      expect(Date.now() - stalledAt).toBeLessThan(2_000);
+      expect(lost).toHaveLength(1);
+      const releasing = Date.now();
+      await lock.release();
+      expect(Date.now() - releasing).toBeLessThan(3_500);
+    } finally {
+      await proxy.close();
+    }
   });
 });
