@@ -58,9 +58,11 @@ export async function startWorker(options: {
   }
   let stopping: Promise<void> | undefined;
   let liveness: Awaited<ReturnType<typeof holdLivenessLock>> | undefined;
+  const chains: { timer?: NodeJS.Timeout } = {}; // set once the lock is held
   // Defined before the lock is taken: the lock's connection may report its loss at any moment.
   const stop = () =>
     (stopping ??= (async () => {
+      clearInterval(chains.timer);
       await runner.stop().catch((error: unknown) => log("warn", "worker stop", { err: String(error) }));
       await liveness?.release();
       await db.$disconnect();
@@ -86,6 +88,16 @@ export async function startWorker(options: {
     await stop();
     throw error;
   }
+
+  // Each periodic chain books its own next run, and recover-jobs restarts the others; nothing
+  // restarted recover-jobs itself once its job died (a SIGKILL between taking it and booking the
+  // next run, or a booking that failed: periodic jobs are tried once), until a worker started.
+  // So every live worker makes sure the chains exist on a timer of its own, as at its start; a
+  // waiting job keeps its time, a dead or failed one is replaced.
+  chains.timer = setInterval(() => {
+    ensurePeriodicJobs(db).catch((error: unknown) => log("warn", "periodic jobs check failed", { err: error instanceof Error ? error.message : String(error) }));
+  }, settings.recoverEverySeconds * 1000);
+  chains.timer.unref();
 
   const done = runner.promise.then(
     async () => {

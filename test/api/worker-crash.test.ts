@@ -155,3 +155,37 @@ describe("two workers at once", () => {
     ]);
   });
 });
+
+// Worker review: recover-jobs restarts the other periodic chains, but nothing restarted it once
+// its own job died with a worker (SIGKILL after taking it, before booking the next run): the dead
+// workers' jobs then stayed locked for graphile-worker's 4 hours.
+describe("the recovery chain itself", () => {
+  it("comes back when its job died with a worker: a live worker books it again, and the dead worker's job is freed", async () => {
+    const w = await start();
+    const dead = `dead-pool-${randomUUID()}`;
+    // The waiting recover-jobs job, taken by a worker that died at once: locked by a pool whose
+    // liveness lock nobody holds, its one try spent.
+    await waitFor(
+      "a waiting recover-jobs job",
+      async () => {
+        const taken = await app.db.$executeRaw`
+          UPDATE graphile_worker._private_jobs j SET locked_by = ${dead}, locked_at = now() - interval '1 hour', attempts = j.max_attempts
+          FROM graphile_worker._private_tasks t
+          WHERE t.id = j.task_id AND t.identifier = 'recover-jobs' AND j.locked_at IS NULL AND j.attempts < j.max_attempts`;
+        return taken > 0 ? true : null;
+      },
+      10_000,
+      20,
+    );
+    await waitFor(
+      "the dead worker's job freed by a recover-jobs run",
+      async () => {
+        const [row] = await app.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM graphile_worker._private_jobs WHERE locked_by = ${dead}`;
+        return Number(row!.n) === 0 ? true : null;
+      },
+      10_000,
+      100,
+    );
+    await w.stop();
+  });
+});
