@@ -642,5 +642,15 @@ describe("claim: the operation's counters stop at int4's largest value", () => {
     const beat = await call(app.baseUrl, "POST", `/api/v1/operations/${live.body.operationId}/heartbeat`, { key: acme.agent, body: { fencingToken: live.body.attempt.fencingToken } });
     expect(beat.status, beat.text).toBe(200);
     expect(await operation(live.body.operationId)).toMatchObject({ conflictCount: MAX, heartbeatCount: MAX });
+
+    // The claim that finds the lease expired (takeover never) counts a conflict as it makes the operation unknown.
+    const never = await createTool({ leaseSeconds: 1, takeover: "never" });
+    const lapsing = newKey();
+    const lapsed = await claim(app.baseUrl, acme.agent, lapsing, { tool: never, args: { n: 4 } });
+    expect(lapsed.status).toBe(201);
+    await app.db.operation.update({ where: { id: lapsed.body.operationId }, data: { conflictCount: MAX } });
+    await waitUntilLeaseExpired(app.db, lapsed.body.operationId);
+    expectProblem(await claim(app.baseUrl, acme.agent, lapsing, { tool: never, args: { n: 4 } }), 409, "outcome-unknown");
+    expect(await operation(lapsed.body.operationId)).toMatchObject({ state: "unknown", conflictCount: MAX });
   });
 });

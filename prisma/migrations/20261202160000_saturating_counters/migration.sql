@@ -6,8 +6,9 @@
 -- they are for the trace, and "over two billion" says what the exact figure would.
 --
 -- tollgate_count_conflict (from 20261130060000_helpers_with_cached_plans), tollgate_claim (from
--- 20261201011000_durable_replays_while_fillable) and tollgate_heartbeat (from
--- 20261202063000_operation_view_key_digest) are re-declared whole; only the parts marked [changed]
+-- 20261201011000_durable_replays_while_fillable), tollgate_heartbeat (from
+-- 20261202063000_operation_view_key_digest) and tollgate_lease_expired_to_unknown (from
+-- 20261129200100_invariants_and_protocol) are re-declared whole; only the parts marked [changed]
 -- differ. Earlier [changed] marks are taken out.
 
 -- A counter one higher, or unchanged at int4's largest value. Inlinable (one SELECT, IMMUTABLE).
@@ -191,4 +192,21 @@ BEGIN
     END IF;
   END IF;
   RETURN jsonb_build_object('code', 'lease-lost', 'op', tollgate_op_view(v_op));
+END $$;
+
+CREATE OR REPLACE FUNCTION tollgate_lease_expired_to_unknown(v_op operation, p_actor text) RETURNS operation LANGUAGE plpgsql AS $$
+DECLARE
+  v_new operation;
+BEGIN
+  UPDATE attempt SET outcome = 'lease_lost', ended_at = now(),
+    error = jsonb_build_object('code', 'lease-expired', 'message', 'The lease expired before the attempt reported an outcome')
+  WHERE tenant_id = v_op.tenant_id AND operation_id = v_op.id AND fencing_token = v_op.fencing_token AND outcome IS NULL;
+  UPDATE operation SET state = 'unknown', lease_expires_at = NULL, updated_at = now(), conflict_count = tollgate_count_up(conflict_count), -- [changed]
+    last_conflict_at = now(),
+    error = jsonb_build_object('code', 'lease-expired', 'message', 'The lease expired before the attempt reported an outcome')
+  WHERE id = v_op.id RETURNING * INTO v_new;
+  PERFORM tollgate_audit(v_op.tenant_id, p_actor, 'operation.unknown', v_op.id,
+    jsonb_build_object('state', 'processing', 'attempt', v_op.attempt_count),
+    jsonb_build_object('state', 'unknown'), 'lease expired; the attempt may or may not have had its effect');
+  RETURN v_new;
 END $$;
