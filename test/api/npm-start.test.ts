@@ -207,9 +207,10 @@ describe("npm start with DATABASE_URL: a deployment's database", () => {
     const serverUrl = inject("serverUrl");
     const name = await cloneDatabase(serverUrl, inject("templateDb"));
     databases.push(name);
-    const env = { DATABASE_URL: databaseUrl(serverUrl, name), TOLLGATE_SECRET_KEY: TEST_SECRET, TOLLGATE_DEMO: "1" };
-    const credentialsFile = path.join(localDir, "credentials");
-    rmSync(credentialsFile, { force: true });
+    // A local dir that does not exist yet, as in a fresh clone started on DATABASE_URL.
+    const freshDir = path.join(localDir, "fresh-clone");
+    const env = { DATABASE_URL: databaseUrl(serverUrl, name), TOLLGATE_SECRET_KEY: TEST_SECRET, TOLLGATE_DEMO: "1", TOLLGATE_LOCAL_DIR: freshDir };
+    const credentialsFile = path.join(freshDir, "credentials");
 
     const squatter = net.createServer((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n"));
     await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createDb, type Db } from "@/lib/db";
 import { egressAllow } from "@/lib/env";
@@ -163,8 +163,16 @@ function credentialsText(c: DemoCredentials, port: number): string {
   ].join("\n");
 }
 
+// The folder may not exist yet (a fresh clone started on DATABASE_URL makes nothing else there
+// first). A file that cannot be written at all is said, with the keys, rather than lose them.
 function saveCredentials(c: DemoCredentials, port: number): void {
-  writeFileSync(credentialsFile, `${credentialsText(c, port)}\n`, { mode: 0o600 });
+  try {
+    mkdirSync(path.dirname(credentialsFile), { recursive: true });
+    writeFileSync(credentialsFile, `${credentialsText(c, port)}\n`, { mode: 0o600 });
+  } catch (error) {
+    say(`Could not save the demo's credentials to ${shownPath(credentialsFile)} (${(error as NodeJS.ErrnoException).code ?? "error"}); here they are, once:\n${credentialsText(c, port)}`);
+    throw error;
+  }
 }
 
 // PostgreSQL's own routine log lines (checkpoints, shutdown) are noise on a console; problems are not.
