@@ -34,8 +34,10 @@ export async function listSavedViews(options: { db: Db; tenantId: string; userId
 // (tenant, user, name) decides), so "save" twice never makes two views of one name.
 export async function saveView(options: { db: Db; tenantId: string; user: Actor; input: z.input<typeof savedViewInput> }): Promise<{ view: SavedView; replaced: boolean }> {
   const input = savedViewInput.parse(options.input);
-  const filters = loadOperationsQuery(input.query.replace(/^\?/, ""));
-  const digest = await rawKeyDigest(options.db, options.tenantId, filters.q);
+  const typed = input.query.replace(/^\?/, "");
+  const filters = loadOperationsQuery(typed);
+  // The search as typed: the filters keep 200 characters of it, and a key may have 255.
+  const digest = await rawKeyDigest(options.db, options.tenantId, new URLSearchParams(typed).get("q") ?? "");
   const query = viewQueryString(digest ? { ...filters, q: digest } : filters);
   const key = { tenantId: options.tenantId, userId: options.user.id, name: input.name };
   return options.db.$transaction(async (tx) => {

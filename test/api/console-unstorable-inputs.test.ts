@@ -181,6 +181,11 @@ describe("console inputs that were 500s", () => {
     // The digest finds the operation, as the raw key never did.
     const page = await admin.request("GET", `/t/acme/operations?${saved.body.view.query}`);
     expect(page.text).toContain(claimed.body.operationId);
+    // A key longer than the search box's 200 characters (keys may have 255) is found whole.
+    const long = `${"k".repeat(240)}-SECRETISH`;
+    expect((await claim(app.baseUrl, acme.agent, long, { tool, args: { n: 3 } })).status).toBe(201);
+    const savedLong = await admin.post("/api/console/acme/saved-views", { name: "by a long key", query: `q=${long}` });
+    expect(savedLong.body.view.query).toBe(`q=${sha256Hex(long)}`);
     // Text the search shows an operation by (a workflow id) is kept as typed, even when it is also a key.
     const both = `wf-${randomUUID()}`;
     expect((await call(app.baseUrl, "POST", "/api/v1/operations", { key: acme.agent, idempotencyKey: both, body: { tool, args: { n: 2 }, workflowId: both } })).status).toBe(201);
