@@ -18,14 +18,13 @@ export async function holdLivenessLock(options: {
   checkEveryMs?: number;
   checkTimeoutMs?: number;
 }): Promise<{ release: () => Promise<void> }> {
-  // query_timeout bounds every query of this connection: the lock's (its name is this pool's own,
-  // so nobody holds it) and each check's.
   const client = new pg.Client({
     connectionString: options.databaseUrl,
     application_name: "tollgate-worker-liveness",
+    // The kernel's own probes too, after 10 s idle rather than Linux's default 2 hours.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     connectionTimeoutMillis: 10_000,
-    query_timeout: options.checkTimeoutMs ?? 5_000,
   });
   let releasing = false;
   const checks: { timer?: NodeJS.Timeout } = {}; // set once the lock is held; the loss may come first
@@ -49,8 +48,10 @@ export async function holdLivenessLock(options: {
   checks.timer = setInterval(() => {
     if (asking) return;
     asking = true;
+    // query_timeout is pg's per-query option (not in its types): only the check is bounded, not
+    // the lock's own query at start.
     client
-      .query("SELECT 1")
+      .query({ text: "SELECT 1", query_timeout: options.checkTimeoutMs ?? 5_000 } as pg.QueryConfig)
       .then(
         () => undefined,
         (error: Error) => lost(error),
