@@ -1,11 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
 import { pruneOutbox } from "@/lib/outbox/prune-outbox";
 import { call, claim, type Reply } from "../support/http";
+import { runCli } from "../support/run-cli";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
@@ -226,11 +225,7 @@ describe("the outbox: events written in the transaction of the change", () => {
     // Once it is no longer pending, the next prune forgets it: `tollgate prune` too, which a
     // deployment runs from cron (it said so, and pruned no outbox event).
     await app.db.$executeRaw`UPDATE event_delivery SET state = 'delivered' WHERE id = ${deliveryId}`;
-    const cli = spawnSync(path.resolve("node_modules", ".bin", "tsx"), ["lib/cli/main.ts", "prune"], {
-      env: { ...process.env, DATABASE_URL: app.url, LOG_LEVEL: "silent" },
-      encoding: "utf8",
-      timeout: 60_000,
-    });
+    const cli = runCli(app.url, "prune");
     expect(cli.status, cli.stderr).toBe(0);
     expect(cli.stdout).toContain("Pruned 1 outbox event(s) older than 30 days");
     expect(await app.db.outboxEvent.count({ where: { id: event!.id } })).toBe(0);

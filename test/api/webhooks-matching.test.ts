@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { spawnSync } from "node:child_process";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getOperationTrace } from "@/lib/console/operation-trace";
 import { pruneWebhookPayloads } from "@/lib/webhooks/prune-webhook-payloads";
 import { matchWebhookEvent } from "@/lib/webhooks/match-webhook-event";
 import { closeSettledAttempts } from "@/lib/operations/reap-expired-leases";
 import { call, claim, type Reply } from "../support/http";
+import { runCli } from "../support/run-cli";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { endLease, waitUntilLeaseExpired } from "../support/wait-for-lease";
 import { createConnection, deliver, newStandardSecret, signStandard, ticketEvent } from "../support/webhooks";
@@ -1066,11 +1065,7 @@ describe("payload retention", () => {
 
     // Thirty days from now, the recent one goes too: through the CLI the operator runs.
     await app.db.$executeRaw`UPDATE webhook_event SET received_at = now() - interval '30 days 1 minute' WHERE id = ${recent.body.eventId}`;
-    const cli = spawnSync(path.resolve("node_modules", ".bin", "tsx"), ["lib/cli/main.ts", "prune"], {
-      env: { ...process.env, DATABASE_URL: app.url, LOG_LEVEL: "silent" },
-      encoding: "utf8",
-      timeout: 60_000,
-    });
+    const cli = runCli(app.url, "prune");
     expect(cli.status, cli.stderr).toBe(0);
     expect(cli.stdout).toContain("Pruned 1 webhook payload(s)");
     expect((await event(recent.body.eventId)).payload).toBeNull();
