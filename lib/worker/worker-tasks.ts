@@ -12,12 +12,13 @@ import { pruneEndedSessions } from "@/lib/auth/ended-sessions";
 import { pruneSignInFailures } from "@/lib/auth/sign-in-throttle";
 import type { WorkerSettings } from "@/lib/worker/worker-settings";
 import { cleanUpJobQueue } from "@/lib/jobs/clean-up-job-queue";
+import { onePassAtATime } from "@/lib/worker/one-pass-at-a-time";
 
 export type WorkerLog = (level: "info" | "warn" | "error", msg: string, fields?: object) => void;
 
 // Jobs that repeat every few seconds: each run first books the next run (same job key, so there
-// is only ever one waiting, whichever worker runs it), then does its work; a failed run is
-// logged and the next one comes anyway.
+// is only ever one waiting, whichever worker runs it), then does its work unless a pass of the
+// same job is still running (onePassAtATime); a failed run is logged and the next one comes anyway.
 export const periodicTasks = ["reap-leases", "probe-unknown", "recover-jobs"] as const;
 
 // Jobs on the library's crontab (minute resolution is plenty for these).
@@ -43,12 +44,14 @@ export function workerTasks(options: {
   };
   const periodic = (name: (typeof periodicTasks)[number], work: () => Promise<object | null>): Task => async (_payload, helpers) => {
     await scheduleNext(helpers, name, every[name]);
-    try {
-      const result = await work();
-      if (result) log("info", name, result);
-    } catch (error) {
-      log("error", `${name} failed`, { err: error instanceof Error ? error.message : String(error) });
-    }
+    await onePassAtATime(helpers, name, async () => {
+      try {
+        const result = await work();
+        if (result) log("info", name, result);
+      } catch (error) {
+        log("error", `${name} failed`, { err: error instanceof Error ? error.message : String(error) });
+      }
+    });
   };
 
   return {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pg from "pg";
 import { holdLivenessLock } from "@/lib/worker/liveness-lock";
+import { onePassAtATime } from "@/lib/worker/one-pass-at-a-time";
 import { startWorker } from "@/lib/worker/run-worker";
 import { startTestApp, TEST_SECRET, type TestApp } from "../support/test-app";
 import { startTcpProxy } from "../support/tcp-proxy";
@@ -79,6 +81,49 @@ describe("a liveness connection that goes silent", () => {
       expect(Date.now() - releasing).toBeLessThan(3_500);
     } finally {
       await proxy.close();
+    }
+  });
+});
+
+// Worker review: periodic jobs book their next run before they work, so a pass longer than the
+// tick (the probes under a slow provider) had the next passes start beside it, each taking a
+// worker slot from deliveries. One pass of a kind runs at a time, on any worker.
+describe("periodic passes", () => {
+  it("run one at a time per kind, on any worker; the lock goes with a pass's end, or with its connection", async () => {
+    const pool = new pg.Pool({ connectionString: app.url, max: 4 });
+    pool.on("error", () => undefined); // the connection this test terminates on purpose
+    const helpers = {
+      withPgClient: async <T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> => {
+        const client = await pool.connect();
+        client.on("error", () => undefined);
+        try {
+          return await fn(client);
+        } finally {
+          client.release();
+        }
+      },
+    } as unknown as Parameters<typeof onePassAtATime>[0];
+    try {
+      const gate: { finish?: () => void; die?: () => void } = {};
+      const long = onePassAtATime(helpers, "probe-unknown", () => new Promise<void>((resolve) => (gate.finish = resolve)));
+      await waitFor("the long pass holds its lock", async () => (gate.finish ? true : null), 5_000, 10);
+      expect(await onePassAtATime(helpers, "probe-unknown", async () => undefined)).toBe("skipped");
+      expect(await onePassAtATime(helpers, "reap-leases", async () => undefined)).toBe("ran"); // another kind
+      gate.finish!();
+      expect(await long).toBe("ran");
+      expect(await onePassAtATime(helpers, "probe-unknown", async () => undefined)).toBe("ran");
+
+      // A worker that dies mid-pass: its connection ends, and the lock with it.
+      const killed = onePassAtATime(helpers, "probe-unknown", async () => {
+        await app.db.$executeRaw`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = ${0x50617373}::oid AND granted`;
+        await new Promise<void>((resolve) => (gate.die = resolve));
+      });
+      await waitFor("the pass's connection ended", async () => (gate.die ? true : null), 5_000, 10);
+      expect(await onePassAtATime(helpers, "probe-unknown", async () => undefined)).toBe("ran");
+      gate.die!();
+      await killed.catch(() => undefined);
+    } finally {
+      await pool.end();
     }
   });
 });
