@@ -198,6 +198,24 @@ describe("the outbox: events written in the transaction of the change", () => {
     expect((await redeliver())[0]!.r.code).toBe("redelivered");
   });
 
+  it("two redelivers of one event's deliveries at once both go through (the event row is locked for the write, never upgraded)", async () => {
+    const own = await seedTenant(app.db, `outbox-two-${randomUUID().slice(0, 8)}`);
+    for (const name of ["first", "second"]) {
+      expect((await putSubscription(name, { url: `https://${name}.example.com/hook`, events: ["operation.succeeded"] }, own.admin)).status).toBe(201);
+    }
+    const op = await claimNew(await createTool({}, own), own);
+    expect((await complete(own, op, { outcome: "succeeded" })).status).toBe(200);
+    const [event] = await eventsFor(op.operationId);
+    expect(event!.deliveries).toHaveLength(2);
+    for (let round = 0; round < 5; round++) {
+      await app.db.$executeRaw`UPDATE event_delivery SET state = 'dead', dead_at = now() WHERE event_id = ${event!.id}`;
+      const answers = await Promise.all(
+        event!.deliveries.map((id) => app.db.$queryRaw<{ r: { code: string } }[]>`SELECT tollgate_redeliver(${own.tenantId}, ${id}, 'user:ops@example.test') AS r`),
+      );
+      expect(answers.map((a) => a[0]!.r.code)).toEqual(["redelivered", "redelivered"]);
+    }
+  });
+
   it("a redeliver racing `tollgate prune` over a month-old dead delivery keeps the delivery it made pending", async () => {
     const op = await claimNew(await createTool({}, tenant), tenant);
     expect((await complete(tenant, op, { outcome: "succeeded" })).status).toBe(200);
@@ -222,9 +240,15 @@ describe("the outbox: events written in the transaction of the change", () => {
     }
 
     expect(await app.db.eventDelivery.findUnique({ where: { id: deliveryId } })).toMatchObject({ state: "pending" });
-    // Once it is no longer pending, the next prune forgets it: `tollgate prune` too, which a
-    // deployment runs from cron (it said so, and pruned no outbox event).
+    // No longer pending, it is still kept for the retention after its redelivery: the time is on
+    // the event row, which prune's FOR UPDATE re-checks in its newest version (a redeliver that
+    // commits while prune's statement runs is judged on it, not on prune's older snapshot).
     await app.db.$executeRaw`UPDATE event_delivery SET state = 'delivered' WHERE id = ${deliveryId}`;
+    expect((await app.db.outboxEvent.findUniqueOrThrow({ where: { id: event!.id } })).redeliveredAt).not.toBeNull();
+    expect(await pruneOutbox({ db: app.db, retentionDays: 30 })).toBe(0);
+    // Then the next prune forgets it: `tollgate prune` too, which a deployment runs from cron (it
+    // said so, and pruned no outbox event).
+    await app.db.$executeRaw`UPDATE outbox_event SET redelivered_at = now() - interval '31 days' WHERE id = ${event!.id}`;
     const cli = runCli(app.url, "prune");
     expect(cli.status, cli.stderr).toBe(0);
     expect(cli.stdout).toContain("Pruned 1 outbox event(s) older than 30 days");
