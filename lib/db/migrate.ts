@@ -63,13 +63,18 @@ export async function migrate(opts: {
 // edit to one never reaches a database that ran it; said loudly, not silently "up to date"
 // (re-review: an edited migration left databases without a function the code then called).
 async function editedAfterApplying(conn: pg.Client, dir: string): Promise<string[]> {
-  const { rows } = await conn.query<{ migration_name: string; checksum: string }>(
-    "SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
-  );
   const edited: string[] = [];
-  for (const row of rows) {
+  for (const row of await appliedMigrations(conn)) {
     const text = await readFile(path.join(dir, row.migration_name, "migration.sql")).catch(() => null);
     if (text && createHash("sha256").update(text).digest("hex") !== row.checksum) edited.push(row.migration_name);
   }
   return edited.sort();
+}
+
+// The migrations this database has applied (finished, not rolled back), with the checksum of each.
+export async function appliedMigrations(conn: pg.ClientBase): Promise<{ migration_name: string; checksum: string }[]> {
+  const { rows } = await conn.query<{ migration_name: string; checksum: string }>(
+    "SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
+  );
+  return rows;
 }

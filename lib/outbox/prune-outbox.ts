@@ -12,8 +12,8 @@ export async function pruneOutbox(options: { db: Db; retentionDays?: number; bat
     const n = await options.db.$executeRaw`
       DELETE FROM outbox_event WHERE id IN (
         SELECT e.id FROM outbox_event e
-        WHERE e.created_at < now() - make_interval(days => ${options.retentionDays ?? 30}::int)
-          AND (e.redelivered_at IS NULL OR e.redelivered_at < now() - make_interval(days => ${options.retentionDays ?? 30}::int))
+        -- greatest() passes over a NULL: the event's time, or its last redelivery's.
+        WHERE greatest(e.created_at, e.redelivered_at) < now() - make_interval(days => ${options.retentionDays ?? 30}::int)
           AND NOT EXISTS (SELECT 1 FROM event_delivery d WHERE d.event_id = e.id AND d.state = 'pending')
         LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)`;
     deleted += n;
