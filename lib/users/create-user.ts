@@ -4,6 +4,7 @@ import { newId } from "@/lib/crypto/ids";
 import { hashPassword } from "@/lib/auth/password";
 import { ProblemError } from "@/lib/http/problem";
 import { Prisma } from "@/lib/generated/prisma/client";
+import { confirmActingAdmin, type ActingAdmin } from "@/lib/users/acting-admin";
 
 export const userInputSchema = z.object({
   // 254: RFC 5321's longest address; a longer one would also overflow the unique index's entry (a 500).
@@ -20,13 +21,15 @@ export type UserInput = z.input<typeof userInputSchema>;
 
 export type UserSummary = { id: string; email: string; name: string; role: string; allTenants: boolean; tenants: string[]; createdAt: Date; disabledAt: Date | null };
 
-// Creates a console user with memberships in the named tenants; the email is unique.
-export async function createUser(options: { db: Db; input: UserInput; actor: string }): Promise<UserSummary> {
+// Creates a console user with memberships in the named tenants; the email is unique. `admin` is
+// the console's signed-in admin, read again in the transaction; the CLI and the seed have none.
+export async function createUser(options: { db: Db; input: UserInput; actor: string; admin?: ActingAdmin }): Promise<UserSummary> {
   const input = userInputSchema.parse(options.input);
   if (input.allTenants && input.role !== "admin") throw new ProblemError("invalid-request", "Only admins may belong to all tenants.");
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   try {
     return await options.db.$transaction(async (tx) => {
+      if (options.admin) await confirmActingAdmin(tx, options.admin);
       const tenants = await tx.tenant.findMany({ where: { slug: { in: input.tenants } }, select: { id: true, slug: true } });
       const missing = input.tenants.filter((slug) => !tenants.some((t) => t.slug === slug));
       if (missing.length) throw new ProblemError("invalid-request", `No tenant with slug ${missing.map((m) => `"${m}"`).join(", ")}.`);

@@ -1,5 +1,6 @@
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { ProblemError } from "@/lib/http/problem";
+import { NO_LONGER_ADMIN } from "@/lib/users/acting-admin";
 
 type Tx = Prisma.TransactionClient;
 
@@ -22,7 +23,7 @@ export async function loadUserForAdmin(tx: Tx, options: { tenantId: string; user
     WHERE id IN (${options.userId}, ${options.actor.id}) ORDER BY id FOR UPDATE`;
   const self = rows.find((r) => r.id === options.actor.id);
   if (!self || self.disabled_at || self.role !== "admin") {
-    throw new ProblemError("forbidden", "Your account can no longer change users: another admin disabled it or changed its role a moment ago.");
+    throw new ProblemError("forbidden", NO_LONGER_ADMIN);
   }
   const row = rows.find((r) => r.id === options.userId);
   const memberships = row ? await tx.userTenant.findMany({ where: { userId: row.id }, select: { tenantId: true } }) : [];

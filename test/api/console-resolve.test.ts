@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createConsoleUser, type ConsoleLogin } from "../support/browser";
 import { anonymousConsole, signInConsole, type ConsoleClient } from "../support/console-session";
 import { call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
+import { waitFor } from "../support/wait-for";
 import { MAX_SAVED_VIEWS } from "@/lib/console/saved-views";
 import { listReconcileQueue } from "@/lib/console/reconcile-queue";
 
@@ -517,6 +519,49 @@ describe("console: two admins disabling each other at once, across two server in
     }
   });
 });
+
+describe("console: an admin disabled while they grant access", () => {
+  // A disable commits between the grant's authorization (its session read the admin as live) and
+  // its transaction: the grant must see it. The disable is held open on a connection of the
+  // test's own, with the admin's row locked as the console's disable locks it.
+  it("a user or an API key made at that moment waits for the disable, then is refused (403) and stores nothing", async () => {
+    await seedTenant(app.db, "initech");
+    const login = await createConsoleUser(app.db, { role: "admin", tenants: ["initech"] });
+    const admin = await app.db.user.findUniqueOrThrow({ where: { email: login.email } });
+    const session = await signInConsole(app.servers[1]!.baseUrl, login);
+    const tenantId = (await app.db.tenant.findUniqueOrThrow({ where: { slug: "initech" } })).id;
+    const disabler = new pg.Client({ connectionString: app.url });
+    await disabler.connect();
+    try {
+      await disabler.query("BEGIN");
+      await disabler.query("SELECT 1 FROM app_user WHERE id = $1 FOR UPDATE", [admin.id]);
+      await disabler.query("UPDATE app_user SET disabled_at = now(), session_generation = session_generation + 1 WHERE id = $1", [admin.id]);
+      let answered = 0;
+      const grants = [
+        session.post("/api/console/initech/users", { email: `backdoor-${randomUUID()}@example.test`, role: "admin", password: "" }),
+        session.post("/api/console/initech/api-keys", { principal: "backdoor", role: "admin" }),
+      ].map((reply) => reply.finally(() => answered++));
+      // Both grants are past their authorization and waiting on the admin's row (or, with nothing
+      // to wait on, answered already: then the refusal below fails).
+      await waitFor("both grants waiting on the admin's row", async () => answered === grants.length || (await waitingOnLocks()) >= 2);
+      await disabler.query("COMMIT");
+      const replies = await Promise.all(grants);
+      for (const reply of replies) expectProblem(reply, 403, "forbidden");
+    } finally {
+      await disabler.end();
+    }
+    expect(await app.db.apiKey.count({ where: { tenantId, principal: "backdoor" } })).toBe(0);
+    expect(await app.db.userTenant.count({ where: { tenantId, userId: { not: admin.id } } })).toBe(0);
+    expect(await app.db.auditEvent.count({ where: { tenantId, action: { in: ["user.created", "api_key.created"] }, actor: `user:${login.email}` } })).toBe(0);
+  });
+});
+
+// Read on the app's pool: inside the disabler's open transaction, pg_stat_activity would be the
+// snapshot its first read took.
+async function waitingOnLocks(): Promise<number> {
+  const rows = await app.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+  return rows[0]!.n;
+}
 
 // ---- the other console mutations ----
 

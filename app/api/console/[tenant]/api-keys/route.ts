@@ -10,7 +10,7 @@ export const dynamic = "force-dynamic";
 // POST /api/console/{tenant}/api-keys – an admin creates a key; the secret is in this response and nowhere else
 export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{tenant}/api-keys", capability: "administer" }, async ({ req, user, tenant }) => {
   const input = apiKeyInputSchema.strict().parse(await readJson(req, { maxBytes: 16 * KiB }));
-  const { key, secret } = await createApiKey({ db: db(), tenantId: tenant.id, input, actor: `user:${user.email}` });
+  const { key, secret } = await createApiKey({ db: db(), tenantId: tenant.id, input, actor: `user:${user.email}`, admin: { id: user.id } });
   return json({ key, secret }, 201, { "cache-control": "no-store" });
 });
 

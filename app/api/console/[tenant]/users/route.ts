@@ -19,6 +19,7 @@ export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{
   const created = await createUser({
     db: db(),
     actor: `user:${user.email}`,
+    admin: { id: user.id, tenantId: tenant.id },
     input: { email: input.email, name: input.name, role: input.role, tenants: [tenant.slug], password: input.password || (generated ?? undefined) },
   });
   return json({ user: { id: created.id, email: created.email, role: created.role }, generatedPassword: generated }, 201, { "cache-control": "no-store" });
