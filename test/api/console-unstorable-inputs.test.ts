@@ -193,6 +193,12 @@ describe("console inputs that were 500s", () => {
     expect(kept.body.view.query).toBe(`q=${both}`);
   });
 
+  it("saves a view whose search holds U+0000 (%00 in its query) without that search: 201, not 500", async () => {
+    const saved = await admin.post("/api/console/acme/saved-views", { name: "nul search", query: "q=%00abc&state=unknown" });
+    expect(saved.status, saved.text).toBe(201);
+    expect(saved.body.view.query).toBe("state=unknown");
+  });
+
   it("refuses a saved view with a field it does not know (a misspelt query), and stores nothing", async () => {
     const before = await app.db.savedView.count();
     const res = await admin.post("/api/console/acme/saved-views", { name: "stuck", query: "", qeury: "state=unknown" });
