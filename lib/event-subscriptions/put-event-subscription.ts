@@ -3,6 +3,7 @@ import { newId } from "@/lib/crypto/ids";
 import { encryptSecret } from "@/lib/crypto/secret-box";
 import { auditedSubscription } from "@/lib/event-subscriptions/redact-endpoint";
 import { recordAudit } from "@/lib/audit/record-audit";
+import { confirmActingAdmin } from "@/lib/users/acting-admin";
 import type { SubscriptionRequest, SubscriptionView } from "@/lib/event-subscriptions/event-subscription-schemas";
 import { newSubscriptionSecret } from "@/lib/event-subscriptions/subscription-secret";
 import { subscriptionView, type SubscriptionRow } from "@/lib/event-subscriptions/subscription-view";
@@ -18,6 +19,8 @@ export async function putEventSubscription(options: {
   name: string;
   input: SubscriptionRequest;
   actor: string;
+  // The console's signed-in admin, read again in the transaction (lib/users/acting-admin.ts).
+  admin?: { id: string };
   serverSecret?: string;
 }): Promise<{ created: boolean; subscription: SubscriptionView; secret?: string }> {
   const { db, tenantId, name, input, actor } = options;
@@ -25,6 +28,7 @@ export async function putEventSubscription(options: {
   const box = encryptSecret(secret, options.serverSecret);
   const rotate = input.rotateSecret ?? false;
   return db.$transaction(async (tx) => {
+    if (options.admin) await confirmActingAdmin(tx, { id: options.admin.id, tenantId });
     const before = await tx.$queryRaw<(SubscriptionRow & { deleted: boolean })[]>`
       SELECT name, url, events, created_at AS "createdAt", updated_at AS "updatedAt", disabled_at IS NOT NULL AS deleted FROM event_subscription
       WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;

@@ -1,6 +1,7 @@
 import type { Db } from "@/lib/db";
 import { newId } from "@/lib/crypto/ids";
 import { recordAudit } from "@/lib/audit/record-audit";
+import { confirmActingAdmin } from "@/lib/users/acting-admin";
 import type { ToolDefinition } from "@/lib/tools/tool-schema";
 import { sealProbe } from "@/lib/probes/probe-headers";
 import { toolView, type ToolRow, type ToolView } from "@/lib/tools/tool-view";
@@ -14,11 +15,14 @@ export async function putTool(options: {
   name: string;
   definition: ToolDefinition;
   actor: string;
+  // The console's signed-in admin, read again in the transaction (lib/users/acting-admin.ts).
+  admin?: { id: string };
   // Why (the console asks; the API has no field for it).
   reason?: string | null;
 }): Promise<{ created: boolean; tool: ToolView }> {
   const { db, tenantId, name, definition: d, actor } = options;
   return db.$transaction(async (tx) => {
+    if (options.admin) await confirmActingAdmin(tx, { id: options.admin.id, tenantId });
     const before = await tx.$queryRaw<ToolRow[]>`
       SELECT ${selectToolColumns} FROM tool WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
     // The probe's header values are stored sealed; "[redacted]" keeps the stored value (probe-headers.ts).

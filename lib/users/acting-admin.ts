@@ -3,8 +3,8 @@ import { ProblemError } from "@/lib/http/problem";
 
 type Tx = Prisma.TransactionClient;
 
-// The signed-in admin behind a console change that grants access (a new user, a new API key),
-// and the tenant it is made in.
+// The signed-in admin behind a console change that grants access or moves a safeguard (a new
+// user, API key or event subscription, a tool's policy), and the tenant it is made in.
 export type ActingAdmin = { id: string; tenantId: string };
 
 export const NO_LONGER_ADMIN = "Your account can no longer do this: another admin disabled it or changed its role a moment ago.";

@@ -524,8 +524,9 @@ describe("console: an admin disabled while they grant access", () => {
   // A disable commits between the grant's authorization (its session read the admin as live) and
   // its transaction: the grant must see it. The disable is held open on a connection of the
   // test's own, with the admin's row locked as the console's disable locks it.
-  it("a user or an API key made at that moment waits for the disable, then is refused (403) and stores nothing", async () => {
-    await seedTenant(app.db, "initech");
+  it("a user, an API key, a subscription or a tool's policy made at that moment waits for the disable, then is refused (403) and stores nothing", async () => {
+    const initech = await seedTenant(app.db, "initech");
+    await putApiTool(initech, "payments.refund", { leaseSeconds: 30, approval: "required" });
     const login = await createConsoleUser(app.db, { role: "admin", tenants: ["initech"] });
     const admin = await app.db.user.findUniqueOrThrow({ where: { email: login.email } });
     const session = await signInConsole(app.servers[1]!.baseUrl, login);
@@ -540,10 +541,14 @@ describe("console: an admin disabled while they grant access", () => {
       const grants = [
         session.post("/api/console/initech/users", { email: `backdoor-${randomUUID()}@example.test`, role: "admin", password: "" }),
         session.post("/api/console/initech/api-keys", { principal: "backdoor", role: "admin" }),
+        // A feed of the tenant's events to the person being removed, signed with a secret they are given.
+        session.post("/api/console/initech/subscriptions", { name: "backdoor", url: "https://example.test/hook", events: ["operation.succeeded"] }),
+        // A high-impact tool's approval gate lifted.
+        session.request("PUT", "/api/console/initech/tools/payments.refund", { body: { definition: { policy: { leaseSeconds: 30, approval: "none" } } } }),
       ].map((reply) => reply.finally(() => answered++));
-      // Both grants are past their authorization and waiting on the admin's row (or, with nothing
-      // to wait on, answered already: then the refusal below fails).
-      await waitFor("both grants waiting on the admin's row", async () => answered === grants.length || (await waitingOnLocks()) >= 2);
+      // Every grant is past its authorization and waiting on the admin's row (or, with nothing
+      // to wait on, answered already: then the refusals below fail).
+      await waitFor("every grant waiting on the admin's row", async () => answered + (await waitingOnLocks()) >= grants.length);
       await disabler.query("COMMIT");
       const replies = await Promise.all(grants);
       for (const reply of replies) expectProblem(reply, 403, "forbidden");
@@ -552,7 +557,9 @@ describe("console: an admin disabled while they grant access", () => {
     }
     expect(await app.db.apiKey.count({ where: { tenantId, principal: "backdoor" } })).toBe(0);
     expect(await app.db.userTenant.count({ where: { tenantId, userId: { not: admin.id } } })).toBe(0);
-    expect(await app.db.auditEvent.count({ where: { tenantId, action: { in: ["user.created", "api_key.created"] }, actor: `user:${login.email}` } })).toBe(0);
+    expect(await app.db.eventSubscription.count({ where: { tenantId } })).toBe(0);
+    expect((await app.db.tool.findUniqueOrThrow({ where: { tenantId_name: { tenantId, name: "payments.refund" } } })).approval).toBe("required");
+    expect(await app.db.auditEvent.count({ where: { tenantId, actor: `user:${login.email}` } })).toBe(0);
   });
 });
 

@@ -13,7 +13,7 @@ const bodySchema = subscriptionRequestSchema.extend({ name: subscriptionNameSche
 // POST /api/console/{tenant}/subscriptions – an admin creates or replaces an event subscription; a new secret is in this response only
 export const POST = withConsoleUser<{ tenant: string }>({ route: "/api/console/{tenant}/subscriptions", capability: "administer" }, async ({ req, user, tenant }) => {
   const { name, ...input } = bodySchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
-  const { created, subscription, secret } = await putEventSubscription({ db: db(), tenantId: tenant.id, name, input, actor: `user:${user.email}` });
+  const { created, subscription, secret } = await putEventSubscription({ db: db(), tenantId: tenant.id, name, input, actor: `user:${user.email}`, admin: { id: user.id } });
   return json({ ...subscription, ...(secret ? { secret } : {}) }, created ? 201 : 200, { "cache-control": "no-store" });
 });
 

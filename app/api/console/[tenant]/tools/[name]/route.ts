@@ -26,7 +26,7 @@ export const PUT = withConsoleUser<{ tenant: string; name: string }>(
     const definition = toolDefinitionSchema.parse(body.definition);
     // The console edits tools; registering a new one is the API's job (agents' owners do it from code).
     if (!(await getTool({ db: db(), tenantId: tenant.id, name }))) throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant.");
-    const { tool } = await putTool({ db: db(), tenantId: tenant.id, name, definition, actor: `user:${user.email}`, reason: body.reason || null });
+    const { tool } = await putTool({ db: db(), tenantId: tenant.id, name, definition, actor: `user:${user.email}`, admin: { id: user.id }, reason: body.reason || null });
     return json(tool);
   },
 );
