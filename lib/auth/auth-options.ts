@@ -12,6 +12,7 @@ import { clearSignInFailures, SIGN_IN_LOCKED, takeSignInTry } from "@/lib/auth/s
 import { SIGN_IN_UNAVAILABLE } from "@/lib/auth/sign-in-lock-code";
 import { unstorableText } from "@/lib/http/json-limits";
 import { safeCallbackUrl } from "@/lib/console/safe-callback-url";
+import { nextAuthLogger } from "@/lib/auth/next-auth-logger";
 
 let cached: AuthOptions | undefined;
 
@@ -62,6 +63,7 @@ export function authOptions(): AuthOptions {
     secret: e.NEXTAUTH_SECRET ?? hmacBase64Url(e.TOLLGATE_SECRET_KEY, "tollgate-nextauth-v1"),
     session: { strategy: "jwt", maxAge: Math.round(e.TOLLGATE_SESSION_HOURS * 3600) },
     pages: { signIn: "/signin" },
+    logger: nextAuthLogger,
     callbacks: {
       // Where next-auth sends a browser after signing in or out. Its default parsed any
       // callbackUrl with `new URL()` uncaught, on every action and from a cookie too: "?callbackUrl=x",

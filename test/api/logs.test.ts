@@ -24,7 +24,8 @@ let subscriptionSecret = "";
 const replies: Record<string, Reply> = {};
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // SSO configured (its issuer is never reached): an SSO callback's ?error= is logged by next-auth.
+  app = await startTestApp({ env: { OIDC_ISSUER: "http://127.0.0.1:9/", OIDC_CLIENT_ID: "tollgate-test", OIDC_CLIENT_SECRET: "not-a-secret" } });
   keys = await seedTenant(app.db, "logco");
   replies.putTool = await call(app.baseUrl, "PUT", `/api/v1/tools/${TOOL}`, { key: keys.admin, body: {} });
   replies.claim = await claim(app.baseUrl, keys.agent, idemKey, { tool: TOOL, args: { title: "Printer on fire" } });
@@ -91,6 +92,29 @@ function jsonLines(): LogLine[] {
 function lineFor(requestId: string): LogLine | undefined {
   return jsonLines().find((l) => l.requestId === requestId);
 }
+
+describe("next-auth's logs", () => {
+  it("are one JSON line each, with next-auth's code and nothing the caller sent: a junk session cookie, a forged SSO error", async () => {
+    const forged = `x\n{"level":30,"msg":"forged-${randomBytes(4).toString("hex")}"}\u001b[2J`;
+    const junk = { cookie: `next-auth.session-token=junk-${randomBytes(8).toString("hex")}` };
+    const session = await call(app.baseUrl, "GET", "/api/auth/session", { headers: junk });
+    const page = await call(app.baseUrl, "GET", "/t/logco/operations", { headers: junk });
+    const callback = await call(app.baseUrl, "GET", `/api/auth/callback/oidc?error=${encodeURIComponent(forged)}`);
+    // Each ends at a page or an empty session (redirects followed), never at an error.
+    expect([session.status, page.status, callback.status]).toEqual([200, 200, 200]);
+
+    const deadline = Date.now() + 15_000;
+    const codes = () => jsonLines().map((l) => l.nextAuth);
+    while (!(codes().includes("JWT_SESSION_ERROR") && codes().includes("OAUTH_CALLBACK_HANDLER_ERROR")) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(codes()).toEqual(expect.arrayContaining(["JWT_SESSION_ERROR", "OAUTH_CALLBACK_HANDLER_ERROR"]));
+    const everything = app.servers[0]!.logs.join("\n");
+    expect(everything).not.toContain("[next-auth]");
+    expect(everything).not.toContain("forged-");
+    expect(everything).not.toContain("junk-");
+  });
+});
 
 describe("request logs", () => {
   it("never contain a raw API key, a raw Idempotency-Key, the server secret, or a webhook or subscription secret", () => {
