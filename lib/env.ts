@@ -84,7 +84,12 @@ const mcpGatewayEnvSchema = z.object({
     .string()
     .min(1, "TOLLGATE_API_KEY (an agent key of the tenant) is required")
     .regex(/^[\x21-\x7e]+$/, "TOLLGATE_API_KEY holds a space or a character that is not printable ASCII: copy the key again"),
-  TOLLGATE_URL: z.url().default("http://localhost:3000"),
+  // fetch refuses a URL with credentials in it by quoting the URL, password and all, in its error:
+  // the gateway logged that on every call. As for --upstream-url, they are refused at start.
+  TOLLGATE_URL: z
+    .url()
+    .refine((u) => !URL.canParse(u) || (new URL(u).username === "" && new URL(u).password === ""), "TOLLGATE_URL must not hold a user name or password")
+    .default("http://localhost:3000"),
   // Sent as the Authorization header to an upstream reached with --upstream-url.
   TOLLGATE_UPSTREAM_AUTHORIZATION: z
     .string()

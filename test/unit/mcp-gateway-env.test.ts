@@ -35,6 +35,14 @@ describe("mcpGatewayEnv", () => {
     }
   });
 
+  it("refuses a TOLLGATE_URL with a user name or password in it, without repeating them", () => {
+    for (const url of ["https://ops:SECRETpass@tollgate.example", "https://SECRETuser@tollgate.example/"]) {
+      const message = refusal({ TOLLGATE_URL: url });
+      expect(message).toContain("TOLLGATE_URL");
+      expect(message).not.toContain("SECRET");
+    }
+  });
+
   it("takes a key and an upstream authorization of printable ASCII", () => {
     process.env = { ...saved, TOLLGATE_API_KEY: "tgk_AbC-123_xyz", TOLLGATE_UPSTREAM_AUTHORIZATION: "Bearer up-stream.secret=" };
     expect(mcpGatewayEnv()).toMatchObject({ TOLLGATE_API_KEY: "tgk_AbC-123_xyz", TOLLGATE_UPSTREAM_AUTHORIZATION: "Bearer up-stream.secret=" });
