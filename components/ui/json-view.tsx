@@ -1,4 +1,7 @@
+import { visibleJson } from "@/lib/console/visible-characters";
+
 // Arguments and results as collapsible, pretty-printed JSON. Server-rendered <details>: no JS needed.
+// Invisible and direction-changing characters show as \uXXXX: the reader sees every character.
 export function JsonView({ label, value, open = false }: { label: string; value: unknown; open?: boolean }) {
   const size = value === null || value === undefined ? 0 : JSON.stringify(value).length;
   return (
@@ -6,7 +9,7 @@ export function JsonView({ label, value, open = false }: { label: string; value:
       <summary>
         {label} <span className="muted">({value === null || value === undefined ? "none" : `${size} bytes`})</span>
       </summary>
-      <pre className="json">{JSON.stringify(value ?? null, null, 2)}</pre>
+      <pre className="json">{visibleJson(value, 2)}</pre>
     </details>
   );
 }

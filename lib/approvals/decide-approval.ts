@@ -19,7 +19,8 @@ export async function decideApproval(options: {
   principal?: string;
 }): Promise<ApprovalView> {
   const { input } = options;
-  const rows = await options.db.$queryRaw<{ r: { code: string; approval?: SqlApproval } }[]>`
+  // expiredNow: this decision found the approval overdue and wrote its expiry (not one the sweep or a claim wrote before).
+  const rows = await options.db.$queryRaw<{ r: { code: string; approval?: SqlApproval; expiredNow?: boolean } }[]>`
     SELECT tollgate_decide_approval(${options.tenantId}, ${options.approvalId}, ${input.decision},
       ${input.reason ?? null}, ${options.actor}, ${options.allowedTools ?? []}::text[],
       ${options.principal ?? null}) AS r`;
@@ -47,8 +48,9 @@ export async function decideApproval(options: {
         { extras: { approval } },
       );
     case "approval-expired":
-      metrics().approvalExpiries.inc();
-      throw new ProblemError("approval-expired", "This approval expired before the decision; the operation is rejected and will not run.", {
+      // Once per expiry: every approver clicking after it hears 409, but only the writer counts it.
+      if (r.expiredNow) metrics().approvalExpiries.inc();
+      throw new ProblemError("approval-expired", "This approval expired (before the decision, or approved but not acted on before its use-by); the operation is rejected and will not run.", {
         extras: { approval },
       });
   }

@@ -1,6 +1,7 @@
 import type { Db } from "@/lib/db";
 import type { Json } from "@/lib/operations/canonical-json";
 import { diffLeaves } from "@/lib/operations/diff-paths";
+import { visibleUnits } from "@/lib/console/visible-characters";
 
 export type DuplicateIntent = {
   operationId: string;
@@ -64,10 +65,11 @@ export async function findDuplicateIntents(options: { db: Db; tenantId: string; 
 // The two values as JSON, each cut to VALUE_CHARS characters around where they start to differ
 // (two notes alike for their first 100 characters showed the same text on both sides; console
 // review), on whole visible characters (never half an emoji or of a family of them). A value that
-// fits is shown whole; a cut one shows as much as the window holds.
+// fits is shown whole; a cut one shows as much as the window holds. Invisible and
+// direction-changing characters show as \uXXXX (see visible-characters), never cut in half.
 export function shortPair(here: Json | undefined, there: Json | undefined): { here: string; there: string } {
-  const a = graphemes(here === undefined ? "(absent)" : JSON.stringify(here));
-  const b = graphemes(there === undefined ? "(absent)" : JSON.stringify(there));
+  const a = visibleUnits(here === undefined ? "(absent)" : JSON.stringify(here));
+  const b = visibleUnits(there === undefined ? "(absent)" : JSON.stringify(there));
   let same = 0;
   while (same < a.length && same < b.length && a[same] === b[same]) same++;
   const cut = (chars: string[]) => {
@@ -79,11 +81,6 @@ export function shortPair(here: Json | undefined, there: Json | undefined): { he
     return `${from > 0 ? "…" : ""}${chars.slice(from, end).join("")}${end < chars.length ? "…" : ""}`;
   };
   return { here: cut(a), there: cut(b) };
-}
-
-const segmenter = new Intl.Segmenter("en", { granularity: "grapheme" });
-function graphemes(text: string): string[] {
-  return Array.from(segmenter.segment(text), (s) => s.segment);
 }
 
 // Near-identical: few values differ AND most of the request is the same — the same keys at

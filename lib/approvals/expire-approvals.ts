@@ -1,8 +1,10 @@
 import type { Db } from "@/lib/db";
 import { metrics } from "@/lib/metrics/registry";
 
-// The periodic sweep (run by the worker): pending approvals past their expiry become
-// 'expired' and their operations 'rejected', even if no agent ever claims again. Batches of
+// The periodic sweep (run by the worker): pending approvals past their expiry, and approved
+// ones whose operation was never attempted past their use-by (decided_at + the tool's
+// approvalTtlSeconds), become 'expired' and their operations 'rejected', even if no agent ever
+// claims again. The count is of expiries this sweep wrote, so the metric counts each once. Batches of
 // `batchSize` rows, each batch one statement; rows locked by a concurrent claim, decision or
 // another sweeper are skipped (they settle it themselves). Returns how many expired.
 export async function expireDueApprovals(db: Db, options: { batchSize?: number; maxBatches?: number } = {}): Promise<number> {

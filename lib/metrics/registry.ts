@@ -42,7 +42,12 @@ function createMetrics() {
       labelNames: ["decision"] as const,
       registers: [registry],
     }),
-    approvalExpiries: new Counter({ name: "tollgate_approval_expiries_total", help: "Approvals that expired undecided", registers: [registry] }),
+    // Incremented only where an expiry is written (a claim, a decision or the sweep), so each counts once.
+    approvalExpiries: new Counter({
+      name: "tollgate_approval_expiries_total",
+      help: "Approvals that expired: undecided past their expiry, or approved but not acted on before their use-by",
+      registers: [registry],
+    }),
     claimSeconds: new Histogram({
       name: "tollgate_claim_duration_seconds",
       help: "Claim latency inside the server",

@@ -26,6 +26,8 @@ type SqlClaim = {
   storedArgs?: Json;
   retryAfterMs?: number;
   becameUnknown?: boolean;
+  // This claim wrote the approval's expiry (undecided past expiresAt, or a yes past its use-by).
+  expiredNow?: boolean;
 };
 
 const CLAIM_SQL: HotStatement = {
@@ -131,7 +133,9 @@ function interpret(r: SqlClaim, mismatch: string[]): ClaimOutcome {
         { extras: { operationId: op?.operationId, mismatch } },
       );
     case "approval-rejected":
-      throw new ProblemError("approval-rejected", "A person rejected (or let expire) the approval for this operation; it will not run.", {
+      // Counted only by the claim that wrote the expiry: later claims of the rejected operation are answers, not expiries.
+      if (r.expiredNow) metrics().approvalExpiries.inc();
+      throw new ProblemError("approval-rejected", "A person rejected the approval for this operation, or it expired (undecided, or approved but not acted on before its use-by); it will not run.", {
         extras: { operationId: op?.operationId },
       });
     case "approval-mismatch":

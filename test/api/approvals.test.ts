@@ -4,6 +4,7 @@ import { createApiKey } from "@/lib/api-keys/create-api-key";
 import { revokeApiKey } from "@/lib/api-keys/revoke-api-key";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
 import { findDuplicateIntents } from "@/lib/approvals/duplicate-intents";
+import { metrics } from "@/lib/metrics/registry";
 import { createConsoleUser } from "../support/browser";
 import { signInConsole, type ConsoleClient } from "../support/console-session";
 import { call, claim, type Reply } from "../support/http";
@@ -368,3 +369,125 @@ describe("possible duplicate intent", () => {
     expect((await findDuplicateIntents({ db: app.db, tenantId: acme.tenantId, operationId: nextDeploy.operationId })).map((d) => d.operationId)).not.toContain(lastDeploy);
   });
 });
+
+// Review, 2026-12-02: a yes never expired. Approved at 10:00, the agent crashed, and the same key
+// and args claimed three weeks later ran the refund on a three-week-old yes.
+describe("a yes has a use-by: decided_at + the tool's approvalTtlSeconds", () => {
+  const completeFailedRetryable = (operationId: string, fencingToken: string) =>
+    call(app.baseUrl, "POST", `/api/v1/operations/${operationId}/complete`, { key: acme.agent, body: { fencingToken, outcome: "failed", retryable: true } });
+
+  it("a claim after an unused yes's use-by is 403 approval-rejected; the operation is rejected as approval-expired, audited, counted once", async () => {
+    const tool = await approvalTool();
+    const stale = await requestApproval(tool, { amount: 1200, customer: "cus_use_by" });
+    const inTime = await requestApproval(tool, { amount: 1300, customer: "cus_use_by" });
+    for (const r of [stale, inTime]) expect((await decide(r.approvalId, acme.approver, { decision: "approve", reason: "ok by phone" })).status).toBe(200);
+    // Three weeks later for one (the tool's TTL is an hour), just inside the hour for the other.
+    await app.db.$executeRaw`UPDATE approval SET decided_at = now() - interval '21 days' WHERE id = ${stale.approvalId}`;
+    await app.db.$executeRaw`UPDATE approval SET decided_at = now() - interval '3500 seconds' WHERE id = ${inTime.approvalId}`;
+
+    const counted = await serverExpiries();
+    expectProblem(await claim(app.baseUrl, acme.agent, stale.key, { tool, args: stale.args }), 403, "approval-rejected");
+    expectProblem(await claim(app.baseUrl, acme.agent, stale.key, { tool, args: stale.args }), 403, "approval-rejected");
+    expect(await serverExpiries()).toBe(counted + 1);
+    const s = await stored(stale.operationId);
+    expect(s.op).toMatchObject({ state: "rejected", attemptCount: 0, error: { code: "approval-expired" } });
+    expect(s.op.resultExpiresAt).not.toBeNull();
+    expect(await app.db.attempt.count({ where: { operationId: stale.operationId } })).toBe(0);
+    // Who said yes, and when, stays on the approval; the audit row says it lapsed.
+    expect(s.approvals[0]).toMatchObject({ state: "expired", reason: "ok by phone", decidedBy: expect.stringMatching(/^api-key:/) });
+    expect(s.audit.map((e) => e.action)).toEqual(["operation.claimed", "approval.approved", "approval.expired"]);
+    expect(s.audit.at(-1)).toMatchObject({ actor: "system:approval-expiry", before: { state: "pending", approvalState: "approved" }, after: { state: "rejected", approvalState: "expired" } });
+    // A decision after it hears that it expired; nothing changes.
+    expectProblem(await decide(stale.approvalId, acme.admin, { decision: "approve" }), 409, "approval-expired");
+    expect((await stored(stale.operationId)).audit).toHaveLength(3);
+
+    const granted = await claim(app.baseUrl, acme.agent, inTime.key, { tool, args: inTime.args });
+    expect(granted.status, granted.text).toBe(201);
+  });
+
+  it("the sweep expires unused yeses past their use-by, and leaves a fresh yes and the retry of an attempt a yes started", async () => {
+    const tool = await createTool(app.baseUrl, [acme], { policy: { approval: "required", approvalTtlSeconds: 3600, maxAttempts: 3 } });
+    const stale = await requestApproval(tool, { amount: 1 });
+    const fresh = await requestApproval(tool, { amount: 2 });
+    const started = await requestApproval(tool, { amount: 3 });
+    for (const r of [stale, fresh, started]) expect((await decide(r.approvalId, acme.approver, { decision: "approve" })).status).toBe(200);
+    const first = await claim(app.baseUrl, acme.agent, started.key, { tool, args: started.args });
+    expect(first.status, first.text).toBe(201);
+    expect((await completeFailedRetryable(started.operationId, first.body.attempt.fencingToken)).status).toBe(200);
+    await app.db.$executeRaw`UPDATE approval SET decided_at = now() - interval '2 hours' WHERE id IN (${stale.approvalId}, ${started.approvalId})`;
+    await app.db.$executeRaw`UPDATE operation SET not_before = NULL WHERE id = ${started.operationId}`;
+
+    expect(await expireDueApprovals(app.db)).toBeGreaterThanOrEqual(1);
+    const s = await stored(stale.operationId);
+    expect(s.op).toMatchObject({ state: "rejected", error: { code: "approval-expired" } });
+    expect(s.approvals[0]!.state).toBe("expired");
+    expect(s.audit.at(-1)).toMatchObject({ action: "approval.expired", actor: "system:approval-expiry" });
+    expect((await stored(fresh.operationId)).op.state).toBe("pending");
+    expect((await stored(started.operationId)).op).toMatchObject({ state: "pending", attemptCount: 1 });
+    expect(await expireDueApprovals(app.db)).toBe(0);
+
+    expectProblem(await claim(app.baseUrl, acme.agent, stale.key, { tool, args: stale.args }), 403, "approval-rejected");
+    const retry = await claim(app.baseUrl, acme.agent, started.key, { tool, args: started.args });
+    expect(retry.status, retry.text).toBe(201);
+    expect(retry.body.attempt.number).toBe(2);
+  });
+});
+
+// Review, 2026-12-02: every 409 approval-expired counted an expiry (one expiry, three approvers
+// clicking after the sweep: 4), and an expiry a claim wrote counted none.
+describe("the expiry metric counts each expiry once, where it was written", () => {
+  it("a claim's and a decision's expiry count 1 each on their server, the sweep's in its process; later 409s and 403s count nothing", async () => {
+    const tool = await approvalTool();
+    const byClaim = await requestApproval(tool, { amount: 11 });
+    const byDecision = await requestApproval(tool, { amount: 12 });
+    const bySweep = await requestApproval(tool, { amount: 13 });
+    await app.db.$executeRaw`UPDATE approval SET expires_at = now() - interval '1 second' WHERE id IN (${byClaim.approvalId}, ${byDecision.approvalId}, ${bySweep.approvalId})`;
+    const server = await serverExpiries();
+    const local = await localExpiries();
+
+    expectProblem(await decide(byDecision.approvalId, acme.approver, { decision: "approve" }), 409, "approval-expired");
+    expectProblem(await decide(byDecision.approvalId, acme.admin, { decision: "approve" }), 409, "approval-expired");
+    for (let i = 0; i < 2; i++) expectProblem(await claim(app.baseUrl, acme.agent, byClaim.key, { tool, args: byClaim.args }), 403, "approval-rejected");
+    const swept = await expireDueApprovals(app.db);
+    expect(swept).toBeGreaterThanOrEqual(1);
+    expect((await stored(bySweep.operationId)).approvals[0]!.state).toBe("expired");
+    for (const key of [acme.approver, acme.admin, acme.approver]) expectProblem(await decide(bySweep.approvalId, key, { decision: "approve" }), 409, "approval-expired");
+
+    expect(await serverExpiries()).toBe(server + 2);
+    expect(await localExpiries()).toBe(local + swept);
+  });
+});
+
+// Review, 2026-12-02: {"to":"acct_\u202E9876"} displayed as acct_6789 on the approval page.
+describe("the approval page shows every character", () => {
+  it("invisible and direction-changing characters are \\uXXXX escapes, with a warning; none is sent raw", async () => {
+    const tool = await approvalTool();
+    const args = { to: "acct_\u202E9876", note: "line\u2028two\u200Bthree\u0085" };
+    const { approvalId } = await requestApproval(tool, args);
+    const page = await viewer.request("GET", `/t/acme/approvals/${approvalId}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("acct_\\u202E9876");
+    expect(page.text).toContain("line\\u2028two\\u200Bthree\\u0085");
+    expect(page.text).toContain("These arguments contain invisible or direction-changing characters, shown as \\uXXXX");
+    for (const ch of ["\u202E", "\u2028", "\u200B", "\u0085"]) expect(page.text).not.toContain(ch);
+
+    const list = await viewer.request("GET", "/t/acme/approvals");
+    expect(list.status).toBe(200);
+    expect(list.text).toContain("acct_\\u202E9876");
+    expect(list.text).not.toContain("\u202E");
+
+    const plain = await requestApproval(tool, { to: "acct_9876" });
+    expect((await viewer.request("GET", `/t/acme/approvals/${plain.approvalId}`)).text).not.toContain("invisible or direction-changing");
+  });
+});
+
+// This test file's expiries as the first server counts them, and as this process's sweep does.
+async function serverExpiries(): Promise<number> {
+  const text = (await call(app.baseUrl, "GET", "/api/metrics")).text;
+  const line = text.split("\n").find((l) => l.startsWith("tollgate_approval_expiries_total "));
+  return line ? Number(line.split(" ").pop()) : 0;
+}
+
+async function localExpiries(): Promise<number> {
+  return (await metrics().approvalExpiries.get()).values[0]?.value ?? 0;
+}

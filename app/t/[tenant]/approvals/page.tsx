@@ -13,6 +13,7 @@ import { RememberListQuery } from "@/components/ui/crumbs";
 import { StateBadge } from "@/components/ui/state-badge";
 import { TimeAgo } from "@/components/ui/time-ago";
 import { Countdown } from "./_components/countdown";
+import { showInvisible, visibleJson, visibleUnits } from "@/lib/console/visible-characters";
 
 export const metadata: Metadata = { title: "Approvals" };
 
@@ -20,9 +21,17 @@ export const dynamic = "force-dynamic";
 
 const PAGE_SIZE = 100;
 // One line of the args for scanning the queue; the full JSON is on the approval's page.
+// Invisible and direction-changing characters show as \uXXXX; cut on whole units.
+const PREVIEW_CHARS = 80;
 const preview = (args: unknown) => {
-  const text = JSON.stringify(args);
-  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  const units = visibleUnits(JSON.stringify(args ?? null));
+  if (units.join("").length <= PREVIEW_CHARS) return units.join("");
+  let text = "";
+  for (const unit of units) {
+    if (text.length + unit.length > PREVIEW_CHARS - 1) break;
+    text += unit;
+  }
+  return `${text}…`;
 };
 
 const loadSearchParams = createLoader({ view: parseAsStringLiteral(["pending", "decided"] as const).withDefault("pending"), after: parseAsString });
@@ -94,13 +103,13 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
                   <td className="tool">
                     <code title={a.tool}>{a.tool}</code>
                   </td>
-                  <td className="mono small args-preview" title={JSON.stringify(a.args)}>
+                  <td className="mono small args-preview" title={visibleJson(a.args)}>
                     {preview(a.args)}
                   </td>
                   <td className="principal" title={a.principal}>
                     {a.principal}
                   </td>
-                  <td className="workflow">{a.workflowId ? <code title={a.workflowId}>{a.workflowId}</code> : <span className="muted">—</span>}</td>
+                  <td className="workflow">{a.workflowId ? <code title={showInvisible(a.workflowId)}>{showInvisible(a.workflowId)}</code> : <span className="muted">—</span>}</td>
                   <td>
                     <TimeAgo at={a.createdAt} now={now} />
                   </td>

@@ -15,6 +15,7 @@ import { Countdown } from "../_components/countdown";
 import { DecisionForm } from "../_components/decision-form";
 import { ToolHints } from "../_components/tool-hints";
 import { traceHref } from "@/lib/console/trace-origin";
+import { jsonHasInvisible, showInvisible } from "@/lib/console/visible-characters";
 
 export const dynamic = "force-dynamic";
 
@@ -41,6 +42,9 @@ export default async function ApprovalPage({
   const base = `/t/${tenant.slug}`;
   const open = a.state === "pending" && Date.parse(a.expiresAt) > now;
   const identical = duplicates.filter((d) => d.differences.length === 0);
+  // A yes that lapsed unused keeps its approver (tollgate_expire_unclaimed_approval); an expiry
+  // undecided is written by the system.
+  const lapsed = a.state === "expired" && a.decidedBy !== null && a.decidedBy !== "system:approval-expiry";
   return (
     <ActionNoticeProvider>
       <div className="stack approval-page">
@@ -56,7 +60,7 @@ export default async function ApprovalPage({
               Requested by <strong>{a.principal}</strong> <TimeAgo at={a.createdAt} now={now} />
               {a.workflowId ? (
                 <>
-                  {" "}in workflow <code>{a.workflowId}</code>
+                  {" "}in workflow <code>{showInvisible(a.workflowId)}</code>
                 </>
               ) : null}
               {a.state === "pending" ? (
@@ -121,6 +125,13 @@ export default async function ApprovalPage({
           <h2 id="args-title">
             Arguments <span className="muted small">· exactly what will run; the approval is bound to their fingerprint</span>
           </h2>
+          {/* Escaped in the JSON below; said here too, since an approver reads values, not escapes. */}
+          {jsonHasInvisible(a.args) ? (
+            <div className="notice warn-notice invisible-characters" role={open ? "alert" : "note"}>
+              <strong>These arguments contain invisible or direction-changing characters, shown as \uXXXX.</strong> What they
+              display as elsewhere (a statement, the provider&apos;s dashboard) may differ from what you read here.
+            </div>
+          ) : null}
           <JsonView label="args" value={a.args} open />
           <p className="muted small">
             Fingerprint <code>{a.fingerprint}</code>
@@ -144,7 +155,17 @@ export default async function ApprovalPage({
             ) : null}
             <p>
               <StateBadge state={a.state === "pending" ? "rejected" : a.state} />{" "}
-              {a.state === "pending" ? "Expired undecided; the next claim or the sweep records it." : <>by {a.decidedBy?.replace(/^user:/, "")} <TimeAgo at={a.decidedAt} now={now} /></>}
+              {a.state === "pending" ? (
+                "Expired undecided; the next claim or the sweep records it."
+              ) : lapsed ? (
+                <>
+                  approved by {a.decidedBy?.replace(/^user:/, "")} <TimeAgo at={a.decidedAt} now={now} />, but the agent did not act on it before its use-by, so it will not run
+                </>
+              ) : (
+                <>
+                  by {a.decidedBy?.replace(/^user:/, "")} <TimeAgo at={a.decidedAt} now={now} />
+                </>
+              )}
             </p>
             {a.reason ? <p className="pre-wrap">{a.reason}</p> : null}
           </section>
