@@ -6,9 +6,12 @@ import type { TraceEntry, TraceSource, TraceTone } from "@/lib/console/operation
 // (booked for an attempt the operation has since moved on from, or recorded by a worker running
 // code from before probes carried their attempt's token) settled nothing, whatever it found; nor
 // did one recorded after an operator or a webhook had settled the operation. A probe that could
-// not be sent for the same reason again and again is recorded once, when the reason began.
+// not be sent for the same reason again and again is recorded once, when the reason began. A
+// verdict that contradicts the evidence (a "failed" while side effects may have happened or a
+// provider event said succeeded; either verdict against an outcome settled meanwhile) flagged
+// the operation and settled nothing.
 
-type ProbeAfter = { probe?: number; verdict?: string; status?: number | null; resolved?: string; attempt?: number | null };
+type ProbeAfter = { probe?: number; verdict?: string; status?: number | null; resolved?: string; attempt?: number | null; contradicts?: string | null };
 
 const outcomes: Record<string, { title: string; tone: TraceTone }> = {
   succeeded: { title: "found the effect: resolved by probe", tone: "ok" },
@@ -37,7 +40,11 @@ export const probesTraceSource: TraceSource<undefined> = {
       // Settled meanwhile (records from before fencing tokens: a conclusive verdict not "resolved").
       const settled = after.resolved === "already-settled" || (conclusive && !stale && after.resolved !== "resolved");
       const words = foundWords[after.verdict ?? ""] ?? after.verdict ?? "done";
-      const title = stale
+      // Flagged, not applied (tollgate_record_probe): what it contradicts, in the flag's words.
+      const contradicts = typeof after.contradicts === "string" ? after.contradicts : null;
+      const title = contradicts
+        ? `${words}, but ${contradicts}: ${after.resolved === "contradicting" ? "not applied, the operation stays unknown" : "nothing changed"} (flagged)`
+        : stale
         ? after.attempt == null
           ? `${words}, but it was recorded by a worker running older code, which does not say what attempt it asked about: nothing settled`
           : `${words}, but it asked about attempt ${after.attempt} and the operation has moved on: nothing settled`
@@ -48,7 +55,7 @@ export const probesTraceSource: TraceSource<undefined> = {
         key: `probe-${a.id}`,
         at: a.at,
         kind: "probe",
-        tone: stale || settled ? "info" : how.tone,
+        tone: contradicts ? "bad" : stale || settled ? "info" : how.tone,
         rank: 4,
         title: `Probe ${after.probe ?? "?"} ${title}`,
         actor: a.actor,

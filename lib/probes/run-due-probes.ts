@@ -131,7 +131,9 @@ async function probeOne(
 
 const descriptions: Record<ProbeVerdict, string> = {
   succeeded: "the provider has the effect (resolved by probe: succeeded)",
-  failed: "the provider reports the call failed (resolved by probe: failed)",
+  // Unless the operation's side effects or a provider event say an effect may have happened
+  // (tollgate_record_probe flags it then, and it stays unknown).
+  failed: "the provider reports the call failed (resolved by probe: failed, unless evidence says an effect may have happened)",
   not_found: "not found, which is not proof that nothing happened: the operation stays unknown for an operator",
   inconclusive: "the answer matched no rule (or contradicted itself): the operation stays unknown",
 };

@@ -8,6 +8,8 @@ import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../supp
 import { fastWorkerFlags, startWorkerProcess, type WorkerProcess } from "../support/worker-process";
 import { waitFor } from "../support/wait-for";
 import { endLease } from "../support/wait-for-lease";
+import { createConnection, deliver, newStandardSecret, signStandard, ticketEvent } from "../support/webhooks";
+import { matchWebhookEvent } from "@/lib/webhooks/match-webhook-event";
 
 // Reconciliation probes: a tool declares a read-only status lookup at its provider; the worker
 // asks it about the tool's unknown operations with bounded backoff. A conclusive "found"
@@ -535,5 +537,88 @@ describe("probing unknown operations", () => {
       "Probe 2 found the effect, but it was recorded by a worker running older code, which does not say what attempt it asked about: nothing settled",
     ]);
     expect(trace!.resolvable).toBe(true);
+  });
+});
+
+// Review, 2026-12-02 (evening): a probe's "failed" went straight to tollgate_resolve, past the
+// rules that keep a weaker "failed" from burying evidence (an agent's failed complete, a
+// webhook's failed event): side effects that may have happened, a provider's "succeeded". The
+// tools here have no probe of their own: the test plays the probe pass's last step.
+describe("a probe's verdict against the evidence", () => {
+  const record = (id: string, token: bigint, probeNumber: number, verdict: string) =>
+    app.db.$queryRaw<{ r: { code: string } }[]>`
+      SELECT tollgate_record_probe(${keys.tenantId}, ${id}, ${token}::bigint, ${probeNumber}, ${verdict}, 200::int,
+        ${`probe ${probeNumber}: GET https://provider.example/charges answered 200`}, NULL, '{}', NULL::int) AS r`.then((rows) => rows[0]!.r.code);
+  const probeTitles = async (id: string) =>
+    (await getOperationTrace({ db: app.db, tenantId: keys.tenantId, operationId: id }))!.timeline.filter((e) => e.kind === "probe").map((e) => [e.title, e.tone]);
+
+  async function claimed(name: string, amount: number) {
+    const put = await call(app.baseUrl, "PUT", `/api/v1/tools/${name}`, { key: keys.admin, body: { policy: { leaseSeconds: 60, takeover: "never", maxAttempts: 3, backoff: { baseMs: 1, capMs: 1 } } } });
+    expect([200, 201]).toContain(put.status);
+    const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: name, args: { amount } });
+    expect(c.status, c.text).toBe(201);
+    const id: string = c.body.operationId;
+    const token: string = c.body.attempt.fencingToken;
+    const complete = (body: Record<string, unknown>) => call(app.baseUrl, "POST", `/api/v1/operations/${id}/complete`, { key: keys.agent, body: { fencingToken: token, ...body } });
+    return { id, token: BigInt(token), tokenText: token, complete };
+  }
+
+  it("failed, after the agent reported failed with its charge sent (so unknown): flagged once, stays unknown; a probe that finds the charge settles it", async () => {
+    const op = await claimed("pay.sent-then-failed", 900);
+    const sent = await call(app.baseUrl, "PUT", `/api/v1/operations/${op.id}/side-effects/charge`, { key: keys.agent, body: { fencingToken: op.tokenText, provider: "pay", state: "sent" } });
+    expect(sent.status, sent.text).toBe(200);
+    const reported = await op.complete({ outcome: "failed", error: { code: "declined", message: "declined" } });
+    expect([reported.status, reported.body.state], reported.text).toEqual([200, "unknown"]);
+
+    expect(await record(op.id, op.token, 1, "failed")).toBe("recorded");
+
+    const flagged = await operation(op.id);
+    expect(flagged).toMatchObject({ state: "unknown", resolution: null, flagReason: "probe 1 says failed, but side effects may have happened (charge: sent)" });
+    expect(flagged.flaggedAt).not.toBeNull();
+    const probed = await app.db.auditEvent.findFirstOrThrow({ where: { targetId: op.id, action: "operation.probed" } });
+    expect(probed.after).toMatchObject({ probe: 1, verdict: "failed", resolved: "contradicting", contradicts: "side effects may have happened (charge: sent)" });
+    expect(await probeTitles(op.id)).toEqual([
+      ["Probe 1 said the call failed, but side effects may have happened (charge: sent): not applied, the operation stays unknown (flagged)", "bad"],
+    ]);
+    // The next probe says the same: the flag a person may be reading is not raised again.
+    expect(await record(op.id, op.token, 2, "failed")).toBe("recorded");
+    expect(await operation(op.id)).toMatchObject({ state: "unknown", flaggedAt: flagged.flaggedAt, flagReason: flagged.flagReason });
+    // One that finds the charge settles it.
+    expect(await record(op.id, op.token, 3, "succeeded")).toBe("resolved");
+    expect(await operation(op.id)).toMatchObject({ state: "succeeded", resolution: { via: "probe" } });
+  });
+
+  it("failed, after a provider's succeeded stopped a retry (so unknown): flagged, stays unknown, and the succeeded event can still be matched", async () => {
+    const secret = newStandardSecret();
+    const { connectionId } = await createConnection(app.baseUrl, keys.admin, "pay-events", { scheme: "standard-webhooks", secrets: [secret] });
+    const op = await claimed("pay.retry-stopped", 910);
+    const failed = await op.complete({ outcome: "failed", retryable: true, error: { code: "timeout", message: "no answer" } });
+    expect([failed.status, failed.body.state], failed.text).toEqual([200, "pending"]);
+    const event = await deliver(app.baseUrl, connectionId, signStandard(secret, ticketEvent("ticket.created", op.id)));
+    expect([event.status, event.body.status], event.text).toEqual([200, "contradicting"]);
+    expect((await operation(op.id)).state).toBe("unknown");
+
+    expect(await record(op.id, op.token, 1, "failed")).toBe("recorded");
+
+    expect(await operation(op.id)).toMatchObject({ state: "unknown", resolution: null, flagReason: `probe 1 says failed, but webhook ${event.body.eventId} said succeeded` });
+    const matched = await matchWebhookEvent({
+      db: app.db,
+      tenantId: keys.tenantId,
+      eventId: event.body.eventId,
+      input: { operationId: op.id, outcome: "succeeded", eventStatus: "contradicting" },
+      actor: "user:ops@example.test",
+    });
+    expect(matched.state).toBe("succeeded");
+  });
+
+  it("a conclusive verdict against an outcome settled meanwhile flags the operation and changes nothing", async () => {
+    const { id, token } = await unknownOperation("pay.settled-other-way", 920);
+    const resolved = await call(app.baseUrl, "POST", `/api/v1/operations/${id}/resolve`, { key: keys.admin, body: { outcome: "failed", reason: "the provider says declined" } });
+    expect(resolved.status, resolved.text).toBe(200);
+
+    expect(await record(id, token, 1, "succeeded")).toBe("recorded");
+
+    expect(await operation(id)).toMatchObject({ state: "failed", resolution: { via: "operator" }, flagReason: "probe 1 says succeeded, but the operation is failed" });
+    expect(await probeTitles(id)).toEqual([["Probe 1 found the effect, but the operation is failed: nothing changed (flagged)", "bad"]]);
   });
 });

@@ -461,6 +461,47 @@ describe("a webhook about an operation waiting to retry", () => {
     expect(matched.state).toBe("succeeded");
   });
 
+  // Review, 2026-12-02 (evening): the echo rule counted only attempts that reported failed
+  // (retryable). Attempt 1's lease ran out after its charge was sent, and an operator sent the
+  // operation back to retry: the provider's "failed" set the charge every attempt shares to
+  // failed, and the retry's own confirmation of it was refused.
+  it("says failed of the side effect it names after an operator's retry of a lost lease: settles nothing, and the retry's confirmation of the effect stands", async () => {
+    const key = `idem-${randomUUID()}`;
+    const body = { tool: RETRIED, args: { title: "Printer on fire" } };
+    const claimed = await claim(app.baseUrl, acme.agent, key, body);
+    expect(claimed.status, claimed.text).toBe(201);
+    const first = { operationId: claimed.body.operationId, token: claimed.body.attempt.fencingToken, downstreamKey: claimed.body.downstreamKey };
+    const charge = await putEffect(first, "charge", "sent");
+    expect(charge.status, charge.text).toBe(200);
+    await endLease(app.db, first.operationId);
+    const lost = await claim(app.baseUrl, acme.agent, key, body);
+    expect([lost.status, lost.body.code], lost.text).toEqual([409, "outcome-unknown"]);
+    const retry = await call(app.baseUrl, "POST", `/api/v1/operations/${first.operationId}/resolve`, {
+      key: acme.admin,
+      body: { outcome: "retry", reason: "the provider shows nothing yet" },
+    });
+    expect([retry.status, retry.body.state], retry.text).toEqual([200, "pending"]);
+    const before = await operation(first.operationId);
+
+    const res = await send("ticket.rejected", charge.body.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(first.operationId)).toEqual(before);
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: first.operationId, name: "charge" } })).toMatchObject({ state: "sent" });
+    const [notApplied] = await audits(first.operationId, "operation.webhook_not_applied");
+    expect(notApplied).toMatchObject({ after: { eventId: res.body.eventId, failedAttempt: 1, earlierOutcome: "lease_lost", sideEffect: "charge" } });
+    expect(notApplied!.reason).toContain("attempt 1 (its lease ran out, then an operator resolved retry) may have called the provider");
+    // The retry's call goes through: its report of the shared effect is taken, its success stands.
+    const again = await claim(app.baseUrl, acme.agent, key, body);
+    expect([again.status, again.body.attempt?.number], again.text).toEqual([201, 2]);
+    const second = { ...first, token: again.body.attempt.fencingToken };
+    const confirmed = await putEffect(second, "charge", "confirmed");
+    expect(confirmed.status, confirmed.text).toBe(200);
+    const done = await complete(second, "succeeded");
+    expect([done.status, done.body.state], done.text).toEqual([200, "succeeded"]);
+    expect(await operation(first.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null });
+  });
+
   async function pendingWithKeyAndEffect() {
     const op = await claimWithKey(`idem-${randomUUID()}`);
     // Intended only: an effect that may have gone out (sent) would make the failed report unknown itself.
@@ -543,6 +584,39 @@ describe("a webhook while a retry runs", () => {
     expect(await operation(first.operationId)).toMatchObject({ state: "processing", resolution: null });
     expect((await app.db.sideEffect.findFirstOrThrow({ where: { operationId: first.operationId, name: "ticket" } })).state).toBe("intended");
     expect(await audits(first.operationId, "operation.webhook_not_applied")).toHaveLength(1);
+  });
+
+  // Review, 2026-12-02 (evening): an attempt that lost its lease may have called the provider as
+  // much as one that reported failed (retryable); the event settled attempt 2's operation failed
+  // under its live lease, and attempt 2's success was refused.
+  it.each([
+    { name: "an operator's retry", tool: RETRIED, earlier: "lease_lost" },
+    { name: "a takeover", tool: RETRIED_DEDUPED, earlier: "taken_over" },
+  ])("says failed while attempt 2 runs after attempt 1's lease ran out and $name: it may be about attempt 1's call, so it settles nothing", async ({ tool, earlier }) => {
+    const key = `idem-${randomUUID()}`;
+    const body = { tool, args: { title: "Printer on fire" } };
+    const claimed = await claim(app.baseUrl, acme.agent, key, body);
+    expect(claimed.status, claimed.text).toBe(201);
+    const first = { operationId: claimed.body.operationId, token: claimed.body.attempt.fencingToken, downstreamKey: claimed.body.downstreamKey };
+    await endLease(app.db, first.operationId);
+    let again = await claim(app.baseUrl, acme.agent, key, body);
+    if (earlier === "lease_lost") {
+      expect([again.status, again.body.code], again.text).toEqual([409, "outcome-unknown"]);
+      const retry = await call(app.baseUrl, "POST", `/api/v1/operations/${first.operationId}/resolve`, { key: acme.admin, body: { outcome: "retry", reason: "nothing at the provider" } });
+      expect(retry.status, retry.text).toBe(200);
+      again = await claim(app.baseUrl, acme.agent, key, body);
+    }
+    expect([again.status, again.body.attempt?.number], again.text).toEqual([201, 2]);
+    const second = { ...first, token: again.body.attempt.fencingToken };
+
+    const res = await send("ticket.rejected", first.operationId);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(first.operationId)).toMatchObject({ state: "processing", flaggedAt: null });
+    expect((await audits(first.operationId, "operation.webhook_not_applied"))[0]).toMatchObject({ after: { failedAttempt: 1, earlierOutcome: earlier } });
+    const done = await complete(second, "succeeded", { result: { body: { ticket: "T-2" } } });
+    expect([done.status, done.body.state], done.text).toEqual([200, "succeeded"]);
+    expect(await operation(first.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null });
   });
 
   it("says succeeded: it settles the operation, whichever call acted, and attempt 2's agreeing complete is 200", async () => {
@@ -645,6 +719,38 @@ describe("a webhook about an operation that has not run yet", () => {
     expect([claimed.status, claimed.body.code], claimed.text).toEqual([409, "outcome-unknown"]);
   });
 
+  // Review, 2026-12-02 (evening): a rejected operation never ran, and "failed" about it was
+  // matched as agreeing (tollgate_effective_outcome('rejected') is failed), out of the inbox.
+  it("rejected at approval, failed: contradicting, in the inbox, flagged and left rejected; the inbox's match refuses it", async () => {
+    const op = await awaitingApproval();
+    const rejected = await call(app.baseUrl, "POST", `/api/v1/approvals/${op.approvalId}/decision`, { key: acme.approver, body: { decision: "reject", reason: "not today" } });
+    expect([rejected.status, rejected.body.operationState], rejected.text).toEqual([200, "rejected"]);
+
+    const res = await send("ticket.rejected", op.operationId);
+
+    expect(res.body.status).toBe("contradicting");
+    expect(await event(res.body.eventId)).toMatchObject({ status: "contradicting", operationId: op.operationId });
+    expect(await operation(op.operationId)).toMatchObject({
+      state: "rejected",
+      attemptCount: 0,
+      flagReason: `webhook ${res.body.eventId} (ticket.rejected) says failed, but the operation never ran (rejected)`,
+    });
+    expect((await audits(op.operationId, "operation.webhook_conflict")).map((a) => a.reason)).toEqual([
+      "a provider webhook about an operation that was rejected and never ran; not applied",
+    ]);
+    const trace = await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: op.operationId });
+    expect(trace!.timeline.map((e) => e.title)).toContain("Webhook ticket.rejected from tickets says failed, but the operation had not run yet (flagged, not applied)");
+    const refused = await matchWebhookEvent({
+      db: app.db,
+      tenantId: acme.tenantId,
+      eventId: res.body.eventId,
+      input: { operationId: op.operationId, outcome: "failed", eventStatus: "contradicting" },
+      actor: "user:ops@example.com",
+    }).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "invalid-state", message: expect.stringContaining("was rejected and never ran") });
+    expect(await event(res.body.eventId)).toMatchObject({ status: "contradicting" });
+  });
+
   it("approved and not yet claimed, failed: flagged and left pending; the agent's claim runs it", async () => {
     const op = await awaitingApproval();
     expect((await call(app.baseUrl, "POST", `/api/v1/approvals/${op.approvalId}/decision`, { key: acme.approver, body: { decision: "approve" } })).status).toBe(200);
@@ -698,6 +804,8 @@ describe("a connection changed through another instance", () => {
 });
 
 describe("what else names an operation", () => {
+  // Under a live lease the event confirms the call it names, and no more (review, 2026-12-02
+  // evening: it settled the operation, being its only effect on record so far; see below).
   it("a side effect's own downstream key (the key its provider saw) names the side effect's operation", async () => {
     const op = await claimNew();
     const effect = await putEffect(op, "create-ticket", "intended");
@@ -708,11 +816,63 @@ describe("what else names an operation", () => {
 
     expect(res.body.status).toBe("matched");
     expect(await event(res.body.eventId)).toMatchObject({ operationId: op.operationId });
-    expect((await operation(op.operationId)).state).toBe("succeeded");
-    // The evidence is recorded on the call it names, too.
+    expect((await operation(op.operationId)).state).toBe("processing");
+    // The evidence is recorded on the call it names.
     expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId } })).toMatchObject({ state: "confirmed" });
     const [recorded] = await audits(op.operationId, "side_effect.confirmed");
     expect(recorded).toMatchObject({ actor: `webhook:${res.body.eventId}`, reason: `reported by webhook ${res.body.eventId}` });
+  });
+
+  // Review, 2026-12-02 (evening): a tool records each intent right before each call, so under a
+  // live lease the call an event names may be the only one on record yet. Settling the operation
+  // from it refused the next call's intent (409 already-resolved): the email was never sent, and
+  // every replay said succeeded.
+  it("an event about the only side effect recorded so far, under a live lease, confirms that call only: the tool's next call goes ahead and its complete decides", async () => {
+    const op = await claimNew();
+    const charge = await putEffect(op, "charge", "sent");
+    expect(charge.status, charge.text).toBe(200);
+
+    const res = await send("ticket.created", charge.body.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(op.operationId)).toMatchObject({ state: "processing", resolution: null });
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId, name: "charge" } })).toMatchObject({ state: "confirmed" });
+    const email = await putEffect(op, "email", "intended");
+    expect(email.status, email.text).toBe(200);
+    expect((await putEffect(op, "email", "confirmed")).status).toBe(200);
+    const done = await complete(op, "succeeded", { result: { body: { charged: true, emailed: true } } });
+    expect([done.status, done.body.state], done.text).toEqual([200, "succeeded"]);
+    expect(await operation(op.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null, resolution: null });
+  });
+
+  it("the same event about the only call under a live lease, saying failed: the call fails, the agent's failed complete settles it", async () => {
+    const op = await claimNew();
+    const charge = await putEffect(op, "charge", "sent");
+
+    const res = await send("ticket.rejected", charge.body.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(op.operationId)).toMatchObject({ state: "processing", resolution: null });
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId, name: "charge" } })).toMatchObject({ state: "failed" });
+    const done = await complete(op, "failed", { error: { code: "card_declined", message: "declined" } });
+    expect([done.status, done.body.state], done.text).toEqual([200, "failed"]);
+  });
+
+  // Once no attempt can start a call, the only side effect's provider speaks for the operation.
+  it.each([
+    { name: "unknown", end: "unknown" },
+    { name: "processing, its lease run out", end: "lease" },
+  ])("an event about the operation's only side effect settles it when no attempt can still start calls ($name)", async ({ end }) => {
+    const op = await claimNew();
+    const charge = await putEffect(op, "charge", "sent");
+    if (end === "unknown") expect((await complete(op, "unknown")).body.state).toBe("unknown");
+    else await endLease(app.db, op.operationId);
+
+    const res = await send("ticket.created", charge.body.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(op.operationId)).toMatchObject({ state: "succeeded", resolution: { via: "webhook", by: `webhook:${res.body.eventId}` } });
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId, name: "charge" } })).toMatchObject({ state: "confirmed" });
   });
 
   // Review, 2026-12-01: a fast provider's webhook lands before the agent reports `sent`; that
