@@ -70,9 +70,10 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
       // Said succeeded of an operation waiting to retry: its outcome became unknown.
       const madeUnknown = own.find((a) => a.action === "operation.unknown");
       const failedAttempt = attemptNumber(madeUnknown?.before) ?? null;
-      // Said failed after a retry started, when an earlier attempt had reported failed (retryable).
+      // Said failed when an earlier attempt may have made the call it reports (tollgate_webhook_ingest).
       const echoed = own.find((a) => a.action === "operation.webhook_not_applied");
       const echoedAttempt = (echoed?.after as { failedAttempt?: unknown } | null)?.failedAttempt;
+      const earlierOutcome = (echoed?.after as { earlierOutcome?: unknown } | null)?.earlierOutcome;
       return {
         key: `webhook-${e.id}`,
         at: e.receivedAt.toISOString(),
@@ -80,7 +81,7 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
         // Matched but settling nothing is not the green of an event that agreed or settled.
         tone: typeof echoedAttempt === "number" ? "info" : (tones[e.status] ?? "info"),
         rank: 4,
-        title: title(e, { settledIt, decider, effects: effects ?? null, notRun, failedAttempt, echoedAttempt: typeof echoedAttempt === "number" ? echoedAttempt : null, state: ctx.op.state }),
+        title: title(e, { settledIt, decider, effects: effects ?? null, notRun, failedAttempt, echoedAttempt: typeof echoedAttempt === "number" ? { attempt: echoedAttempt, ended: typeof earlierOutcome === "string" ? earlierOutcome : null } : null, state: ctx.op.state }),
         actor: { id: `webhook:${e.id}`, label: `${e.connectionName} webhook` },
         fields: [
           ...field("Webhook event", e.id, "mono"),
@@ -109,6 +110,23 @@ export const webhookEventsTraceSource: TraceSource<Rows> = {
     }),
 };
 
+// How the earlier attempt an event may be about ended. Audits from before earlierOutcome was
+// recorded were all of an attempt that reported failed (retryable).
+function earlierAttempt(attempt: number, ended: string | null): string {
+  switch (ended) {
+    case "lease_lost":
+      return `but attempt ${attempt}'s lease ran out while it may have been making that call`;
+    case "taken_over":
+      return `but attempt ${attempt} was taken over while it may have been making that call`;
+    case "unknown":
+      return `but attempt ${attempt} had reported its outcome unknown`;
+    case "failed":
+      return `as attempt ${attempt} had reported`;
+    default:
+      return `as attempt ${attempt} had reported (retryable)`;
+  }
+}
+
 function providerOutcome(audits: TraceAudit[]): string | null {
   const match = audits.find((a) => a.action === "webhook_event.matched");
   const before = (match?.before ?? null) as { outcome?: unknown } | null;
@@ -123,7 +141,7 @@ function title(
     effects: string | null;
     notRun: string | null;
     failedAttempt: number | null;
-    echoedAttempt: number | null;
+    echoedAttempt: { attempt: number; ended: string | null } | null;
     state: string;
   },
 ): string {
@@ -133,7 +151,8 @@ function title(
       if (how.decider) return `${what} · matched by ${how.decider} as ${e.outcome}`;
       if (how.settledIt) return `${what} · resolved the operation as ${e.outcome}`;
       if (how.echoedAttempt !== null) {
-        return `${what} says ${e.outcome}, as attempt ${how.echoedAttempt} had reported (retryable): it may be about that call, so it settled nothing (not applied)`;
+        const { attempt, ended } = how.echoedAttempt;
+        return `${what} says ${e.outcome}, ${earlierAttempt(attempt, ended)}: it may be about that call, so it settled nothing (not applied)`;
       }
       // About one provider call of several: it settled that call, not the operation (which may
       // still be unknown; "agrees with the outcome" read as if it had settled it).

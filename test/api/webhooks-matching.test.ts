@@ -614,6 +614,9 @@ describe("a webhook while a retry runs", () => {
     expect(res.body.status).toBe("matched");
     expect(await operation(first.operationId)).toMatchObject({ state: "processing", flaggedAt: null });
     expect((await audits(first.operationId, "operation.webhook_not_applied"))[0]).toMatchObject({ after: { failedAttempt: 1, earlierOutcome: earlier } });
+    const timeline = (await getOperationTrace({ db: app.db, tenantId: acme.tenantId, operationId: first.operationId }))!.timeline;
+    const how = earlier === "lease_lost" ? "attempt 1's lease ran out while it may have been making that call" : "attempt 1 was taken over while it may have been making that call";
+    expect(timeline.find((e) => e.kind === "webhook")!.title).toBe(`Webhook ticket.rejected from tickets says failed, but ${how}: it may be about that call, so it settled nothing (not applied)`);
     const done = await complete(second, "succeeded", { result: { body: { ticket: "T-2" } } });
     expect([done.status, done.body.state], done.text).toEqual([200, "succeeded"]);
     expect(await operation(first.operationId)).toMatchObject({ state: "succeeded", flaggedAt: null });

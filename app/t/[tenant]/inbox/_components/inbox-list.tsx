@@ -198,9 +198,10 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
               <td style={{ whiteSpace: "normal", maxWidth: 520 }}>{c.reasons.join("; ")}</td>
               {canMatch ? (
                 <td>
-                  {/* An operation that has not run (awaiting approval, or approved and never
-                      claimed) cannot be settled by evidence: the server refuses every match. */}
-                  {c.state === "awaiting_approval" || (c.state === "pending" && c.attempts === 0) ? (
+                  {/* An operation that has not run (awaiting approval, approved and never
+                      claimed, or rejected) cannot be settled by evidence: the server refuses every
+                      match (tollgate_not_run). */}
+                  {c.state === "awaiting_approval" || ((c.state === "pending" || c.state === "rejected") && c.attempts === 0) ? (
                     <span className="small muted">has not run</span>
                   ) : (
                     <button type="button" onClick={() => onMatch(c.id)} aria-label={`Match ${event.id} to ${c.id}`}>
