@@ -4,6 +4,7 @@ import { ProblemError } from "@/lib/http/problem";
 import { handleRequest } from "@/lib/http/handle-errors";
 import { assertStorableParams } from "@/lib/http/path-params";
 import type { RequestContext } from "@/lib/http/request-context";
+import { requestOrigin } from "@/lib/http/request-origin";
 
 export type ConsoleTenant = ConsoleUser["tenants"][number];
 
@@ -11,7 +12,7 @@ type Args<P> = { req: Request; user: ConsoleUser; tenant: ConsoleTenant; params:
 
 // Console route handlers under /api/console/{tenant}/…: a signed-in session, membership of
 // the tenant (else 404, as if it did not exist), and the capability the action needs (else
-// 403). Mutations must come from our own pages: the Origin header must name this host, on
+// 403). Mutations must come from our own pages: the Origin header must name this origin, on
 // top of next-auth's SameSite=Lax session cookie.
 export function withConsoleUser<P extends { tenant: string }>(
   options: { route: string; capability: Capability },
@@ -35,12 +36,15 @@ export function withConsoleUser<P extends { tenant: string }>(
     });
 }
 
+// The whole origin, scheme included: a page served over plain http on the console's own host
+// (anyone who can answer on that network path can serve one) is another origin, though browsers
+// that do not tell schemes apart send it the session cookie. Behind a TLS proxy the scheme is its
+// X-Forwarded-Proto, which every common proxy sets.
 function assertSameOrigin(req: Request): void {
   const origin = req.headers.get("origin");
-  const host = req.headers.get("x-forwarded-host") ?? req.headers.get("host");
   // "null" (sandboxed frames, some redirects) and other non-URLs are refused like foreign origins.
-  const originHost = origin && URL.canParse(origin) ? new URL(origin).host : null;
-  if (!originHost || !host || originHost !== host) {
+  const sent = origin && URL.canParse(origin) ? new URL(origin).origin : null;
+  if (!sent || sent !== requestOrigin(req)) {
     throw new ProblemError("forbidden", "Cross-site request refused: console changes must come from the console itself.");
   }
 }

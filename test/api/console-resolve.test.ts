@@ -685,6 +685,10 @@ describe("console: the other mutating routes", () => {
     await expectNothingStored(m, () => send(as.admin, m, { origin: "https://evil.example" }), 403, "forbidden");
   });
 
+  it.each(mutations.map((m) => [m.name, m] as const))("%s: the console's own host over another scheme → 403, nothing stored", async (_name, m) => {
+    await expectNothingStored(m, () => send(as.admin, m, { origin: new URL(app.baseUrl).origin.replace(/^http:/, "https:") }), 403, "forbidden");
+  });
+
   it.each(mutations.map((m) => [m.name, m] as const))("%s: a tenant the admin is not a member of → 404, nothing stored", async (_name, m) => {
     const path = m.path().replace("/api/console/acme/", "/api/console/globex/");
     await expectNothingStored(m, () => as.admin.request(m.method, path, { body: m.body?.() }), 404, "not-found");
