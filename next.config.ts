@@ -10,6 +10,9 @@ const nextConfig: NextConfig = {
   // `npm run check` themselves; CI never sets it, so the suite's build still type-checks everything.
   typescript: { ignoreBuildErrors: process.env.TOLLGATE_SKIP_TYPECHECK === "1" },
   serverExternalPackages: ["pino", "pg", "@prisma/adapter-pg", "prom-client"],
+  // `next dev` printed every request's URL with its query string, a looked-up Idempotency-Key or
+  // a console search for one included; Tollgate's own request log (pino) names routes, not URLs.
+  logging: { incomingRequests: false },
   // The console's pages may not be framed: a page of the same site (another port, a sibling
   // subdomain) could otherwise show a signed-in console in a frame and steer clicks on Revoke or
   // Resolve (security review). The API answers JSON, which no one frames; it is left out so the

@@ -128,7 +128,8 @@ export function buildOpenApi(): Record<string, unknown> {
           security,
           parameters: [
             { name: "tool", in: "query", required: true, schema: { type: "string" } },
-            { name: "idempotencyKey", in: "query", required: true, schema: { type: "string" } },
+            { name: "idempotencyKey", in: "query", required: false, description: "The key, unless it is sent in the Idempotency-Key header", schema: { type: "string" } },
+            { name: "Idempotency-Key", in: "header", required: false, description: "The key, kept out of URLs and access logs (preferred)", schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" } },
           ],
           responses: { "200": { description: "Status view", ...json({ $ref: "#/components/schemas/OperationView" }) }, ...errors("400", "401", "403", "404") },
         },

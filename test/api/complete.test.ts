@@ -759,8 +759,13 @@ describe("read: the status view", () => {
       { key: acme.agent },
     );
 
+    // The key in the claim's header instead of the URL (kept out of access logs); both, differing: 400.
+    const byHeader = await call(app.baseUrl, "GET", `/api/v1/operations?tool=${encodeURIComponent(tool)}`, { key: acme.agent, idempotencyKey: op.idem });
+    const both = await call(app.baseUrl, "GET", `/api/v1/operations?tool=${encodeURIComponent(tool)}&idempotencyKey=other`, { key: acme.agent, idempotencyKey: op.idem });
+    expect([both.status, both.body.code], both.text).toEqual([400, "invalid-request"]);
+
     const stored = await operation(op.operationId);
-    for (const res of [byId, byKey]) {
+    for (const res of [byId, byKey, byHeader]) {
       expect(res.status, res.text).toBe(200);
       expectStatusView(res.body);
       expect(res.body).toEqual({

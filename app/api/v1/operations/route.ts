@@ -41,10 +41,17 @@ export const POST = withApiKey({ route, roles: ["agent", "admin"], hotPath: true
   }
 });
 
-// GET /api/v1/operations?tool=…&idempotencyKey=… – find the caller's operation by its key
+// GET /api/v1/operations?tool=…&idempotencyKey=… – find the caller's operation by its key.
+// The key may come in an Idempotency-Key header instead, as the claim sends it: a URL is written
+// to every proxy's access log, and a raw key must reach no log.
 export const GET = withApiKey({ route, roles: ["agent", "approver", "admin"] }, async ({ req, key, ctx }) => {
   const url = new URL(req.url);
-  const query = lookupQuerySchema.parse({ tool: url.searchParams.get("tool"), idempotencyKey: url.searchParams.get("idempotencyKey") });
+  const inQuery = url.searchParams.get("idempotencyKey");
+  const inHeader = req.headers.get("idempotency-key") || null;
+  if (inQuery !== null && inHeader !== null && inQuery !== inHeader) {
+    throw new ProblemError("invalid-request", "The idempotencyKey parameter and the Idempotency-Key header differ; send the key once (the header keeps it out of URLs and logs).");
+  }
+  const query = lookupQuerySchema.parse({ tool: url.searchParams.get("tool"), idempotencyKey: inQuery ?? inHeader });
   ctx.annotate({ tool: query.tool, keyDigest: logDigest(query.idempotencyKey) });
   const view = await findOperationByKey({ db: db(), tenantId: key.tenantId, principal: key.principal, tools: key.tools, ...query, annotate: ctx.annotate });
   if (!view) throw new ProblemError("operation-not-found", "No operation of yours has this tool and Idempotency-Key.");
