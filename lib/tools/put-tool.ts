@@ -1,6 +1,7 @@
 import type { Db } from "@/lib/db";
 import { newId } from "@/lib/crypto/ids";
 import { recordAudit } from "@/lib/audit/record-audit";
+import { ProblemError } from "@/lib/http/problem";
 import { confirmActingAdmin } from "@/lib/users/acting-admin";
 import type { ToolDefinition } from "@/lib/tools/tool-schema";
 import { sealProbe } from "@/lib/probes/probe-headers";
@@ -19,12 +20,20 @@ export async function putTool(options: {
   admin?: { id: string };
   // Why (the console asks; the API has no field for it).
   reason?: string | null;
+  // False for an API key: lifting a tool's approval gate is a person's decision, in the console.
+  mayLiftApproval?: boolean;
 }): Promise<{ created: boolean; tool: ToolView }> {
   const { db, tenantId, name, definition: d, actor } = options;
   return db.$transaction(async (tx) => {
     if (options.admin) await confirmActingAdmin(tx, { id: options.admin.id, tenantId });
     const before = await tx.$queryRaw<ToolRow[]>`
       SELECT ${selectToolColumns} FROM tool WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
+    // An admin key that also claims (the README's example) could otherwise approve its own
+    // request after all: its approval is refused, but a PUT with "approval": "none" (or a whole
+    // definition that leaves the field out) and a fresh key ran the tool with no second party.
+    if (before[0]?.approval === "required" && d.policy.approval === "none" && options.mayLiftApproval === false) {
+      throw new ProblemError("forbidden", 'This tool requires approval, and an API key cannot lift that: send "approval": "required", or ask an admin to change it in the console.');
+    }
     // The probe's header values are stored sealed; "[redacted]" keeps the stored value (probe-headers.ts).
     const probe = d.policy.probe ? JSON.stringify(sealProbe(d.policy.probe, before[0]?.probe)) : null;
     const rows = await tx.$queryRaw<(ToolRow & { inserted: boolean })[]>`

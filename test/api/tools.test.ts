@@ -133,13 +133,14 @@ describe("PUT /api/v1/tools/{name} creates", () => {
 
 describe("PUT /api/v1/tools/{name} replaces", () => {
   it("answers 200 with the new definition; what the new body leaves out goes back to its default", async () => {
-    const first = await put(a.admin, "mail.send", { description: "v1", policy: { leaseSeconds: 42, approval: "required" } });
+    // (An approval gate is the exception: an API key cannot lift it by leaving it out, below.)
+    const first = await put(a.admin, "mail.send", { description: "v1", policy: { leaseSeconds: 42, takeover: "deduplicated" } });
     expect(first.status).toBe(201);
 
     const second = await put(a.admin, "mail.send", { description: "v2", policy: { maxAttempts: 9 } });
 
     expect(second.status).toBe(200);
-    // PUT is a replacement, not a merge: leaseSeconds and approval are back to their defaults.
+    // PUT is a replacement, not a merge: leaseSeconds and takeover are back to their defaults.
     expect(second.body).toEqual({
       name: "mail.send",
       description: "v2",
@@ -225,6 +226,25 @@ describe("tenant isolation", () => {
     expect((await get(b.admin, "/api/v1/tools/shared.name")).body).toMatchObject({ description: "globex's", policy: { leaseSeconds: 99 } });
     expect(await auditOf(a.tenantId, "shared.name")).toHaveLength(1);
     expect(await auditOf(b.tenantId, "shared.name")).toHaveLength(1);
+  });
+});
+
+describe("an approval gate", () => {
+  // Review, 2026-12-02: an admin key that also claims was refused its own approval, then PUT the
+  // tool with "approval": "none" and claimed under a fresh key: the tool ran with no second party.
+  it("cannot be lifted by an API key (403, unchanged, not audited); kept, or raised, it can; a console admin may lift it", async () => {
+    expect((await put(a.admin, "gated.refund", { policy: { approval: "required" } })).status).toBe(201);
+    const audited = (await auditOf(a.tenantId, "gated.refund")).length;
+
+    expectProblem(await put(a.admin, "gated.refund", { policy: { approval: "none" } }), 403, "forbidden");
+    // A whole definition that leaves approval out means "none" too.
+    expectProblem(await put(a.admin, "gated.refund", { policy: { leaseSeconds: 45 } }), 403, "forbidden");
+    expect((await get(a.admin, "/api/v1/tools/gated.refund")).body.policy).toMatchObject({ approval: "required", leaseSeconds: 30 });
+    expect(await auditOf(a.tenantId, "gated.refund")).toHaveLength(audited);
+
+    expect((await put(a.admin, "gated.refund", { policy: { approval: "required", leaseSeconds: 45 } })).status).toBe(200);
+    expect((await put(a.admin, "gated.open", {})).status).toBe(201);
+    expect((await put(a.admin, "gated.open", { policy: { approval: "required" } })).status).toBe(200);
   });
 });
 

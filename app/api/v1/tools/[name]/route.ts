@@ -20,7 +20,7 @@ export const PUT = withApiKey<{ name: string }>({ route, roles: ["admin"], param
   assertKeyMayUse(key, name);
   ctx.annotate({ tool: name });
   const definition = toolDefinitionSchema.parse(await readJson(req, { maxBytes: 64 * KiB }));
-  const { created, tool } = await putTool({ db: db(), tenantId: key.tenantId, name, definition, actor: `api-key:${key.id}` });
+  const { created, tool } = await putTool({ db: db(), tenantId: key.tenantId, name, definition, actor: `api-key:${key.id}`, mayLiftApproval: false });
   return json(tool, created ? 201 : 200, created ? { location: `/api/v1/tools/${name}` } : {});
 });
 
