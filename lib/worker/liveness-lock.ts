@@ -11,9 +11,12 @@ import pg from "pg";
 // connection is asked a trivial query every `checkEveryMs`, answered within `checkTimeoutMs` or
 // taken as lost; both well inside the sweep's 30 s, so the worker stops before its jobs count as
 // abandoned.
+//
+// A worker process runs two job runners (lib/worker/run-worker.ts), each a pool of its own: one
+// connection holds a lock for each pool id, and loses them all together.
 export async function holdLivenessLock(options: {
   databaseUrl: string;
-  poolId: string;
+  poolId: string | readonly string[];
   onLost: (error: Error) => void;
   checkEveryMs?: number;
   checkTimeoutMs?: number;
@@ -37,7 +40,9 @@ export async function holdLivenessLock(options: {
   client.on("error", lost);
   try {
     await client.connect();
-    await client.query("SELECT pg_advisory_lock(tollgate_worker_lock_class(), hashtext($1))", [options.poolId]);
+    await client.query("SELECT pg_advisory_lock(tollgate_worker_lock_class(), hashtext(id)) FROM unnest($1::text[]) AS id", [
+      typeof options.poolId === "string" ? [options.poolId] : [...options.poolId],
+    ]);
   } catch (error) {
     // Not taken: the connection goes too, quietly (the caller hears of it by this throw).
     releasing = true;

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { Logger, run, type Runner, type WorkerEvents } from "graphile-worker";
+import { Logger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import { createDb } from "@/lib/db";
 import { egressPolicy, guardedFetch } from "@/lib/http/egress";
 import { holdLivenessLock } from "@/lib/worker/liveness-lock";
@@ -29,33 +29,41 @@ export async function startWorker(options: {
 }): Promise<RunningWorker> {
   const settings: WorkerSettings = { ...defaultWorkerSettings, ...options.settings };
   const { log } = options;
-  const db = createDb(options.databaseUrl, Math.max(4, settings.concurrency + 2));
+  // A connection for each slot of the two runners below, and one to spare.
+  const db = createDb(options.databaseUrl, Math.max(4, settings.concurrency + 3));
   const fetch = guardedFetch(egressPolicy(settings.egressAllow));
+  const tasks = workerTasks({ db, databaseUrl: options.databaseUrl, settings, serverSecret: options.serverSecret, fetch, log });
 
-  const events: WorkerEvents = new EventEmitter() as WorkerEvents;
-  let poolId: string | undefined;
-  events.on("pool:create", ({ workerPool }) => {
-    poolId = workerPool.id;
-  });
-  let runner: Runner;
-  try {
-    await ensurePeriodicJobs(db);
-    runner = await run({
+  // Two job runners. Maintenance outranks deliveries (MAINTENANCE_PRIORITY), but a priority
+  // only picks the job a free slot takes next: with every slot held by deliveries to receivers
+  // that accept and never answer, the reaper still waited a delivery timeout (10 s by default,
+  // up to 120 s) at every turn, and leases last seconds. So beside the `concurrency` slots that
+  // take any job, one slot of its own takes every job but a delivery. Simpler ways fail: the
+  // library has no per-task concurrency, a delivery that gave its slot back would have to be
+  // requeued (another try, another backoff), and a named queue would run one delivery at a time
+  // in the whole fleet. It costs a second small pool; the liveness connection holds a lock for
+  // each runner's pool id, so the recovery sweep treats both as one live (or dead) worker.
+  const maintenanceTaskList: TaskList = Object.fromEntries(Object.entries(tasks).filter(([name]) => name !== "deliver-event"));
+  const runners: { runner: Runner; poolId: string }[] = [];
+  const startRunner = async (runnerOptions: { concurrency: number; taskList: TaskList; crontab?: string }) => {
+    const events: WorkerEvents = new EventEmitter() as WorkerEvents;
+    const pool: { id?: string } = {};
+    events.on("pool:create", ({ workerPool }) => {
+      pool.id = workerPool.id;
+    });
+    const runner = await run({
       connectionString: options.databaseUrl,
-      concurrency: settings.concurrency,
-      maxPoolSize: settings.concurrency + 2,
+      ...runnerOptions,
+      maxPoolSize: runnerOptions.concurrency + 2,
       pollInterval: settings.pollIntervalMs,
       noHandleSignals: true,
-      taskList: workerTasks({ db, databaseUrl: options.databaseUrl, settings, serverSecret: options.serverSecret, fetch, log }),
-      crontab,
       logger: bridgeLogger(log),
       events,
     });
-  } catch (error) {
-    await db.$disconnect();
-    await fetch.close();
-    throw error;
-  }
+    // Listed before the check, so a failed start stops this runner too.
+    runners.push({ runner, poolId: pool.id ?? "" });
+    if (!pool.id) throw new Error("graphile-worker started without announcing its pool");
+  };
   let stopping: Promise<void> | undefined;
   let liveness: Awaited<ReturnType<typeof holdLivenessLock>> | undefined;
   const chains: { timer?: NodeJS.Timeout } = {}; // set once the lock is held
@@ -63,18 +71,18 @@ export async function startWorker(options: {
   const stop = () =>
     (stopping ??= (async () => {
       clearInterval(chains.timer);
-      await runner.stop().catch((error: unknown) => log("warn", "worker stop", { err: String(error) }));
+      await Promise.all(runners.map(({ runner }) => runner.stop().catch((error: unknown) => log("warn", "worker stop", { err: String(error) }))));
       await liveness?.release();
       await db.$disconnect();
       await fetch.close();
     })());
-  let id: string;
   try {
-    if (!poolId) throw new Error("graphile-worker started without announcing its pool");
-    id = poolId;
+    await ensurePeriodicJobs(db);
+    await startRunner({ concurrency: settings.concurrency, taskList: tasks, crontab });
+    await startRunner({ concurrency: 1, taskList: maintenanceTaskList });
     liveness = await (options.holdLock ?? holdLivenessLock)({
       databaseUrl: options.databaseUrl,
-      poolId: id,
+      poolId: runners.map((r) => r.poolId),
       // Without the lock another worker would soon treat our jobs as abandoned: stop taking jobs.
       onLost: (error) => {
         log("error", "worker lost its liveness connection; stopping", { err: error.message });
@@ -82,12 +90,13 @@ export async function startWorker(options: {
       },
     });
   } catch (error) {
-    // The runner is taking jobs already. Left running without the lock, it would go on working
+    // A runner may be taking jobs already. Left running without the lock, it would go on working
     // while the recovery sweep (any worker's) released its jobs as abandoned and ran them a second
     // time beside it, and the supervisor's next start would add another runner.
     await stop();
     throw error;
   }
+  const id = runners[0]!.poolId;
 
   // Each periodic chain books its own next run, and recover-jobs restarts the others; nothing
   // restarted recover-jobs itself once its job died (a SIGKILL between taking it and booking the
@@ -99,17 +108,22 @@ export async function startWorker(options: {
   }, settings.recoverEverySeconds * 1000);
   chains.timer.unref();
 
-  const done = runner.promise.then(
-    async () => {
-      await stop();
-    },
-    async (error: unknown) => {
-      log("error", "worker failed", { err: error instanceof Error ? error.message : String(error) });
-      await stop();
-      throw error;
-    },
-  );
-  log("info", "worker started", { poolId: id, concurrency: settings.concurrency, tickSeconds: settings.tickSeconds });
+  // Either runner ending (stopped, or a fatal error) stops the worker.
+  const done = Promise.all(
+    runners.map(({ runner }) =>
+      runner.promise.then(
+        async () => {
+          await stop();
+        },
+        async (error: unknown) => {
+          log("error", "worker failed", { err: error instanceof Error ? error.message : String(error) });
+          await stop();
+          throw error;
+        },
+      ),
+    ),
+  ).then(() => undefined);
+  log("info", "worker started", { poolId: id, maintenancePoolId: runners[1]!.poolId, concurrency: settings.concurrency, tickSeconds: settings.tickSeconds });
   return { poolId: id, done, stop };
 }
 

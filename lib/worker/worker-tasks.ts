@@ -21,10 +21,19 @@ export type WorkerLog = (level: "info" | "warn" | "error", msg: string, fields?:
 // same job is still running (onePassAtATime); a failed run is logged and the next one comes anyway.
 export const periodicTasks = ["reap-leases", "probe-unknown", "recover-jobs"] as const;
 
+// Every job but a delivery is maintenance (the reaper, probes, the recovery sweep, approval
+// expiry, pruning) and is queued at this priority; deliveries keep graphile-worker's default 0.
+// The library takes due jobs by priority, then run_at (smaller first): at the same priority a
+// backlog of deliveries due before the reaper's next run (each try of an unanswering receiver
+// holding a slot for its timeout) delayed leases, probes and the sweep by minutes to hours.
+// Every place that queues a maintenance job passes it: add_job's ON CONFLICT sets the priority
+// too, so a booking without it would put the chain back at 0.
+export const MAINTENANCE_PRIORITY = -10;
+
 // Jobs on the library's crontab (minute resolution is plenty for these).
 export const crontab = [
-  "* * * * * expire-approvals ?max=1",
-  "17 * * * * prune ?max=1",
+  `* * * * * expire-approvals ?max=1&priority=${MAINTENANCE_PRIORITY}`,
+  `17 * * * * prune ?max=1&priority=${MAINTENANCE_PRIORITY}`,
 ].join("\n");
 
 // `fetch` is the worker's outbound HTTP (one connection pool behind its egress policy).
@@ -97,16 +106,17 @@ export function workerTasks(options: {
 }
 
 async function scheduleNext(helpers: JobHelpers, name: string, seconds: number): Promise<void> {
-  await helpers.query("SELECT graphile_worker.add_job($1, '{}'::json, run_at => now() + make_interval(secs => $2), job_key => $1, max_attempts => 1)", [
-    name,
-    seconds,
-  ]);
+  await helpers.query(
+    "SELECT graphile_worker.add_job($1, '{}'::json, run_at => now() + make_interval(secs => $2), job_key => $1, max_attempts => 1, priority => $3::int)",
+    [name, seconds, MAINTENANCE_PRIORITY],
+  );
 }
 
 // Each worker makes sure every periodic chain exists when it starts; an existing waiting job
-// keeps its time ("preserve_run_at"), so starting more workers never adds runs.
+// keeps its time ("preserve_run_at"), so starting more workers never adds runs; a chain booked
+// before maintenance had its priority is raised by the first worker that starts.
 export async function ensurePeriodicJobs(db: Db): Promise<void> {
   for (const name of periodicTasks) {
-    await db.$queryRaw`SELECT 1 FROM graphile_worker.add_job(${name}, '{}'::json, job_key => ${name}, max_attempts => 1, job_key_mode => 'preserve_run_at')`;
+    await db.$queryRaw`SELECT 1 FROM graphile_worker.add_job(${name}, '{}'::json, job_key => ${name}, max_attempts => 1, priority => ${MAINTENANCE_PRIORITY}::int, job_key_mode => 'preserve_run_at')`;
   }
 }
