@@ -13,6 +13,11 @@ import { subscriptionView, type SubscriptionRow } from "@/lib/event-subscription
 // secret, returned here once; replacing keeps the secret unless rotateSecret asks for a new one.
 // A subscription that was deleted (DELETE disables the row, its deliveries stay on record) does
 // not exist for the API, so a PUT of its name creates it again: a new secret, 201, "created".
+// It is the same row, its old deliveries still on it: its created_at, set anew, tells them apart
+// (tollgate_redeliver refuses one made before it: for an earlier subscription of the name). The
+// clock's time, read once the row is locked, not the transaction's start (now()): the removal
+// committed before that lock was had, and any delivery for the removed subscription was made by a
+// transaction that read it live, so before that, even when this transaction began earlier.
 export async function putEventSubscription(options: {
   db: Db;
   tenantId: string;
@@ -39,7 +44,7 @@ export async function putEventSubscription(options: {
       VALUES (${newId("sub")}, ${tenantId}, ${name}, ${input.url}, ${input.events}::text[], ${box})
       ON CONFLICT (tenant_id, name) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events, updated_at = now(), disabled_at = NULL,
         secret_encrypted = CASE WHEN ${newSecret} THEN EXCLUDED.secret_encrypted ELSE event_subscription.secret_encrypted END,
-        created_at = CASE WHEN ${revived} THEN now() ELSE event_subscription.created_at END
+        created_at = CASE WHEN ${revived} THEN clock_timestamp() ELSE event_subscription.created_at END
       RETURNING name, url, events, created_at AS "createdAt", updated_at AS "updatedAt", (xmax = 0) AS inserted`;
     const row = rows[0];
     if (!row) throw new Error("event subscription upsert returned no row");

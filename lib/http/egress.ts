@@ -62,13 +62,19 @@ export type EgressPolicy = {
   permits: (address: string) => boolean;
 };
 
-// The tenant sees this message (on the delivery, on the probe's trace): it names what the tenant
-// typed, never the address an internal name resolves to, which would map the private network.
+// The tenant sees this message (on the delivery, on the probe's trace; every console role reads
+// them): it names what the tenant typed, never the address an internal name resolves to, which
+// would map the private network. For a name, one text whether it resolved to a private address
+// or did not resolve at all: told apart ("resolves to a private address" against "did not
+// resolve"), a tenant could try names and learn which private ones Tollgate's resolver knows
+// (db.internal, vault.corp…). An IP literal resolves nothing, so it is named as what it is.
 export class EgressRefusedError extends Error {
   readonly code = "EGRESS_REFUSED";
   constructor(host: string, literal: boolean) {
     super(
-      `refused by the egress policy: ${literal ? `${host} is` : `${host} resolves to`} a private, loopback or reserved address; allow it with TOLLGATE_EGRESS_ALLOW`,
+      literal
+        ? `refused by the egress policy: ${host} is a private, loopback or reserved address; allow it with TOLLGATE_EGRESS_ALLOW`
+        : `refused by the egress policy: ${host} did not resolve to public addresses only (a private, loopback or reserved address, or none: not told apart); allow a private receiver with TOLLGATE_EGRESS_ALLOW`,
     );
     this.name = "EgressRefusedError";
   }
@@ -130,17 +136,17 @@ export type Resolve = (hostname: string, options: LookupOptions & { all: true },
 // A `lookup` for net.connect and tls.connect that refuses the connection when any address the
 // name resolves to is not permitted (any, not just the first, so a name cannot mix a public
 // address with a private one and win on the retry). Node 20 asks with `all: true` (Happy
-// Eyeballs tries each address in turn); without it, the first address is returned.
+// Eyeballs tries each address in turn); without it, the first address is returned. A name that
+// does not resolve (any lookup error, or no address) gets the very same refusal as a private
+// one (see EgressRefusedError): its own error ("the host name did not resolve (DNS)") told them apart.
 export function guardedLookup(policy: EgressPolicy, resolve: Resolve = dns.lookup) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     resolve(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      if (addresses.some((a) => !policy.permits(a.address))) {
+      if (error || addresses.length === 0 || addresses.some((a) => !policy.permits(a.address))) {
         return callback(new EgressRefusedError(hostname, false) as NodeJS.ErrnoException, []);
       }
       if (options.all) return callback(null, addresses);
-      const first = addresses[0];
-      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), []);
+      const first = addresses[0]!;
       callback(null, first.address, first.family);
     });
   };

@@ -54,14 +54,38 @@ describe("guardedFetch", () => {
     ["an IPv4-mapped IPv6 literal", () => `http://[::ffff:127.0.0.1]:${port}/x`, "::ffff:7f00:1 is a private"],
     ["an IPv4-compatible IPv6 literal", () => `http://[::7f00:1]:${port}/x`, "::7f00:1 is a private"],
     ["the IPv6 loopback", () => `http://[::1]:${port}/x`, "::1 is a private"],
-    ["a name that resolves to loopback", () => `http://localhost:${port}/x`, "localhost resolves to a private"],
-    ["the same over https (the lookup goes through tls.connect)", () => `https://localhost:${port}/x`, "localhost resolves to a private"],
+    ["a name that resolves to loopback", () => `http://localhost:${port}/x`, "localhost did not resolve to public addresses only"],
+    ["the same over https (the lookup goes through tls.connect)", () => `https://localhost:${port}/x`, "localhost did not resolve to public addresses only"],
   ])("refuses %s before a connection is opened", async (_label, url, mentioned) => {
     const before = connections;
     const error = await refused(url(), { method: "POST", body: "{}" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EgressRefusedError);
     expect((error as Error).message).toContain(mentioned);
     expect((error as Error).message).toContain("TOLLGATE_EGRESS_ALLOW");
+    expect(connections).toBe(before);
+  });
+
+  // The refusal is shown to every console role: had a name that resolves to a private address
+  // been told apart from one that does not resolve, a tenant could try names (db.internal,
+  // vault.corp…) and learn which private ones Tollgate's resolver knows.
+  it("says the same of a name that does not resolve as of one that resolves to a private address", async () => {
+    const messageFor = async (host: string) => {
+      const error = await refused(`http://${host}:${port}/x`, { method: "POST", body: "{}" }).catch((e: unknown) => e);
+      expect(error, String(error)).toBeInstanceOf(EgressRefusedError);
+      return (error as Error).message.replaceAll(host, "HOST");
+    };
+    const before = connections;
+    const unresolved = await messageFor(`nowhere-${randomUUID().slice(0, 8)}.invalid`);
+    expect(unresolved).toBe(await messageFor("localhost"));
+    expect(unresolved).not.toMatch(/resolves to a private|did not resolve \(DNS\)/);
+    // Allowed or not, a name that does not resolve says the same.
+    const allowed = guardedFetch(egressPolicy(["127.0.0.1/32", "::1/128"]));
+    try {
+      const error = await allowed(`http://nowhere-${randomUUID().slice(0, 8)}.invalid:${port}/x`, { method: "GET" }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EgressRefusedError);
+    } finally {
+      await allowed.close();
+    }
     expect(connections).toBe(before);
   });
 

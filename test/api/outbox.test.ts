@@ -2,7 +2,10 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
+import { listDeliveries } from "@/lib/outbox/list-deliveries";
 import { pruneOutbox } from "@/lib/outbox/prune-outbox";
+import { createConsoleUser } from "../support/browser";
+import { signInConsole } from "../support/console-session";
 import { call, claim, type Reply } from "../support/http";
 import { runCli } from "../support/run-cli";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
@@ -56,6 +59,30 @@ async function eventsFor(operationId: string) {
     GROUP BY e.id ORDER BY e.created_at, e.type`;
   return events;
 }
+// An admin of the tenant on the console: Redeliver as its button sends it, and the dead
+// deliveries' table as the page renders it (which rows have a Redeliver button).
+async function consoleAdmin(keys: TenantKeys) {
+  const admin = await signInConsole(app.baseUrl, await createConsoleUser(app.db, { role: "admin", tenants: [keys.slug] }));
+  return {
+    redeliver: (deliveryId: string) => admin.post(`/api/console/${keys.slug}/deliveries/${deliveryId}/redeliver`, {}),
+    // Refused (409, saying why): the delivery stays dead, nothing is audited as redelivered.
+    expectRefused: async (deliveryId: string, why: string) => {
+      const res = await admin.post(`/api/console/${keys.slug}/deliveries/${deliveryId}/redeliver`, {});
+      expectProblem(res, 409, "invalid-state");
+      expect(res.body.detail).toContain(why);
+      expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).toMatchObject({ state: "dead" });
+      expect(await app.db.auditEvent.count({ where: { targetId: deliveryId, action: "event_delivery.redelivered" } })).toBe(0);
+    },
+    redeliverButtons: async (): Promise<Map<string, boolean>> => {
+      const page = await admin.request("GET", `/t/${keys.slug}/subscriptions`);
+      expect(page.status).toBe(200);
+      const table = page.text.slice(page.text.indexOf('aria-label="Dead deliveries"'));
+      const rows = table.slice(0, table.indexOf("</table>")).split("<tr").slice(1);
+      return new Map(rows.flatMap((r) => { const id = /data-delivery="([^"]+)"/.exec(r)?.[1]; return id ? [[id, r.includes(">Redeliver<")] as [string, boolean]] : []; }));
+    },
+  };
+}
+
 const jobKeys = async () =>
   (await app.db.$queryRaw<{ key: string }[]>`SELECT key FROM graphile_worker.jobs WHERE task_identifier = 'deliver-event'`).map((j) => j.key);
 
@@ -174,7 +201,7 @@ describe("the outbox: events written in the transaction of the change", () => {
 
   // Newcomer review: a removed subscription's deliveries stayed "pending, next try in …" for up
   // to two hours, and a redeliver of one reset its tries and died again at once.
-  it("removing a subscription ends its pending deliveries at once; they cannot be redelivered until it is put again", async () => {
+  it("removing a subscription ends its pending deliveries at once; they cannot be redelivered, not even once it is put again", async () => {
     const own = await seedTenant(app.db, `outbox-rm-${randomUUID().slice(0, 8)}`);
     expect((await putSubscription("leaving", { url: "https://c.example.com/hook", events: ["operation.succeeded"] }, own.admin)).status).toBe(201);
     const op = await claimNew(await createTool({}, own), own);
@@ -194,8 +221,74 @@ describe("the outbox: events written in the transaction of the change", () => {
     expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).toMatchObject({ state: "dead", attempts: dead.attempts });
     expect(await app.db.auditEvent.count({ where: { targetId: deliveryId, action: "event_delivery.redelivered" } })).toBe(0);
 
+    // Put again, it is a new subscription (201, a new secret) on the same row: the old one's
+    // deliveries were made for an earlier subscription of the name, and stay where they are.
     expect((await putSubscription("leaving", { url: "https://c.example.com/hook", events: ["operation.succeeded"] }, own.admin)).status).toBe(201);
-    expect((await redeliver())[0]!.r.code).toBe("redelivered");
+    expect((await redeliver())[0]!.r.code).toBe("earlier-subscription");
+    expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).toMatchObject({ state: "dead", attempts: dead.attempts });
+  });
+
+  // Review (2026-12-02): "pager" on URL X for operation.* was deleted, its pending deliveries
+  // died; put again on URL Y for approval.requested only, the old dead deliveries showed a
+  // Redeliver button, and redelivering sent operation results to Y, which never subscribed to them.
+  it("a subscription put again after a removal is a new one: the old one's deliveries are not redelivered to it, nor offered", async () => {
+    const own = await seedTenant(app.db, `outbox-again-${randomUUID().slice(0, 8)}`);
+    const operationEvents = ["operation.succeeded", "operation.failed", "operation.unknown", "operation.resolved"];
+    expect((await putSubscription("pager", { url: "https://x.example.com/hook", events: operationEvents }, own.admin)).status).toBe(201);
+    const tool = await createTool({ approval: "required" }, own);
+    const op = await claimNew(await createTool({}, own), own);
+    expect((await complete(own, op, { outcome: "succeeded", result: { statusCode: 201, resourceId: "T-secret" } })).status).toBe(200);
+    const old = (await eventsFor(op.operationId))[0]!.deliveries[0]!;
+    expect((await call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/pager", { key: own.admin })).status).toBe(204);
+    expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: old } })).toMatchObject({ state: "dead" });
+
+    const again = await putSubscription("pager", { url: "https://y.example.com/hook", events: ["approval.requested"] }, own.admin);
+    expect(again.status, again.text).toBe(201);
+    const asked = await claimNew(tool, own);
+    const fresh = (await eventsFor(asked.operationId)).find((e) => e.type === "approval.requested")!.deliveries[0]!;
+    await app.db.$executeRaw`UPDATE event_delivery SET state = 'dead', dead_at = now() WHERE id = ${fresh}`;
+    const jobsBefore = (await jobKeys()).filter((k) => k === `delivery:${old}`).length;
+
+    // The console offers Redeliver only where it would be done.
+    const listed = await listDeliveries({ db: app.db, tenantId: own.tenantId, state: "dead" });
+    expect(listed.map((d) => [d.id, d.redeliverBlock])).toEqual([
+      [fresh, null],
+      [old, "earlier-subscription"],
+    ]);
+    const admin = await consoleAdmin(own);
+    expect(await admin.redeliverButtons()).toEqual(new Map([[fresh, true], [old, false]]));
+
+    await admin.expectRefused(old, "made for an earlier subscription of this name");
+    expect((await jobKeys()).filter((k) => k === `delivery:${old}`).length).toBe(jobsBefore);
+    // The new subscription's own dead delivery is redelivered as ever.
+    expect((await admin.redeliver(fresh)).status).toBe(200);
+  });
+
+  // A replace that drops an event type: the endpoint said it no longer wants those events (new ones
+  // of the type are not sent), so an old delivery of the type is not sent again either. A replace
+  // of the URL alone still redelivers: mending a broken endpoint and sending again is the point.
+  it("a delivery of an event type its subscription no longer subscribes to is not redelivered, nor offered; a new URL alone is", async () => {
+    const own = await seedTenant(app.db, `outbox-types-${randomUUID().slice(0, 8)}`);
+    expect((await putSubscription("feed", { url: "https://x.example.com/hook", events: ["operation.succeeded", "operation.failed"] }, own.admin)).status).toBe(201);
+    const tool = await createTool({}, own);
+    const ok = await claimNew(tool, own);
+    const bad = await claimNew(tool, own);
+    expect((await complete(own, ok, { outcome: "succeeded" })).status).toBe(200);
+    expect((await complete(own, bad, { outcome: "failed", error: { code: "declined", message: "no" } })).status).toBe(200);
+    const succeeded = (await eventsFor(ok.operationId))[0]!.deliveries[0]!;
+    const failed = (await eventsFor(bad.operationId))[0]!.deliveries[0]!;
+    await app.db.$executeRaw`UPDATE event_delivery SET state = 'dead', dead_at = now() WHERE id IN (${succeeded}, ${failed})`;
+
+    const replaced = await putSubscription("feed", { url: "https://y.example.com/hook", events: ["operation.failed"] }, own.admin);
+    expect(replaced.status, replaced.text).toBe(200);
+    const listed = await listDeliveries({ db: app.db, tenantId: own.tenantId, subscription: "feed" });
+    expect(new Map(listed.map((d) => [d.id, d.redeliverBlock]))).toEqual(new Map([[succeeded, "not-subscribed"], [failed, null]]));
+    const admin = await consoleAdmin(own);
+    expect(await admin.redeliverButtons()).toEqual(new Map([[succeeded, false], [failed, true]]));
+
+    await admin.expectRefused(succeeded, "no longer subscribes to operation.succeeded");
+    expect((await admin.redeliver(failed)).status).toBe(200);
+    expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: failed } })).toMatchObject({ state: "pending" });
   });
 
   it("two redelivers of one event's deliveries at once both go through (the event row is locked for the write, never upgraded)", async () => {

@@ -74,7 +74,7 @@ describe("the lookup every new connection makes", () => {
   it("refuses a name when any one of its addresses is private, without saying which", async () => {
     const { error } = await lookup([{ address: "93.184.215.14", family: 4 }, { address: "10.0.3.17", family: 4 }], true);
     expect(error).toBeInstanceOf(EgressRefusedError);
-    expect(error!.message).toBe("refused by the egress policy: evil.example resolves to a private, loopback or reserved address; allow it with TOLLGATE_EGRESS_ALLOW");
+    expect(error!.message).toBe("refused by the egress policy: evil.example did not resolve to public addresses only (a private, loopback or reserved address, or none: not told apart); allow a private receiver with TOLLGATE_EGRESS_ALLOW");
     expect(error!.message).not.toContain("10.0.3.17");
   });
 

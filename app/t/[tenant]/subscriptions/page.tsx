@@ -5,7 +5,7 @@ import { can } from "@/lib/auth/roles";
 import { eventTypes } from "@/lib/event-subscriptions/event-subscription-schemas";
 import { redactEndpoint } from "@/lib/event-subscriptions/redact-endpoint";
 import { listEventSubscriptions } from "@/lib/event-subscriptions/get-event-subscription";
-import { countDeliveries, listDeliveries, type DeliveryListItem } from "@/lib/outbox/list-deliveries";
+import { countDeliveries, listDeliveries, type DeliveryListItem, type RedeliverBlock } from "@/lib/outbox/list-deliveries";
 import { EmptyState } from "@/components/ui/empty-state";
 import { PageHeader } from "@/components/ui/page-header";
 import { TimeAgo } from "@/components/ui/time-ago";
@@ -18,6 +18,13 @@ export const metadata: Metadata = { title: "Subscriptions" };
 export const dynamic = "force-dynamic";
 
 const badge = { pending: "s-pending", delivered: "s-succeeded", dead: "s-failed" } as const;
+
+// Why a delivery has no Redeliver button (the same conditions tollgate_redeliver refuses on).
+const blockNote: Record<RedeliverBlock, string> = {
+  "subscription-removed": "removed",
+  "earlier-subscription": "an earlier subscription of this name (removed)",
+  "not-subscribed": "no longer subscribed to this event",
+};
 
 // GET /t/{tenant}/subscriptions – where this tenant's events go, what was delivered, and what died (with redeliver)
 export default async function SubscriptionsPage({ params }: { params: Promise<{ tenant: string }> }) {
@@ -148,7 +155,7 @@ function DeliveryTable({ caption, rows, now, base, tenant, redeliver }: { captio
               </td>
               <td>
                 {d.subscription}
-                {d.subscriptionRemoved ? <div className="muted small">removed</div> : null}
+                {d.redeliverBlock ? <div className="muted small">{blockNote[d.redeliverBlock]}</div> : null}
               </td>
               <td>
                 <span className={`badge ${badge[d.state]}`}>{d.state}</span>
@@ -172,7 +179,7 @@ function DeliveryTable({ caption, rows, now, base, tenant, redeliver }: { captio
               </td>
               <td>{d.operationId ? <IntentLink href={`${base}/operations/${d.operationId}`}>{d.operationId.slice(0, 14)}…</IntentLink> : <span className="muted">—</span>}</td>
               {redeliver ? (
-                <td>{d.subscriptionRemoved ? null : <RedeliverButton tenant={tenant} id={d.id} label={`${d.type} to ${d.subscription}`} />}</td>
+                <td>{d.redeliverBlock ? null : <RedeliverButton tenant={tenant} id={d.id} label={`${d.type} to ${d.subscription}`} />}</td>
               ) : null}
             </tr>
           ))}

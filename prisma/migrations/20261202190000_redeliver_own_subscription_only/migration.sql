@@ -1,0 +1,62 @@
+-- From a review of event subscriptions (2026-12-02): a subscription put again after a DELETE is
+-- the same row (same id; lib/event-subscriptions/put-event-subscription.ts sets created_at anew,
+-- with a new secret), so it inherited the old subscription's dead deliveries, and a redeliver sent
+-- them to the new endpoint: "pager" on URL X for operation.*, deleted, then put again on URL Y for
+-- approval.requested only, and Y was sent operation results it never subscribed to. A redeliver
+-- now refuses (409) a delivery made before its subscription's created_at (made for an earlier
+-- subscription of this name), and one whose event type the subscription no longer subscribes to
+-- (replaced with other events): the subscription as it stands is what its endpoint asked for,
+-- as it is for new events. A replaced URL alone still redelivers: fixing a broken endpoint and
+-- sending again is what redelivery is for. lib/outbox/list-deliveries.ts offers Redeliver on the
+-- console on the same conditions.
+
+-- tollgate_redeliver (from 20261202170000_redelivery_keeps_its_event) re-declared whole; only
+-- the parts marked [changed] differ. The earlier [changed] marks are taken out.
+CREATE OR REPLACE FUNCTION tollgate_redeliver(p_tenant_id text, p_delivery_id text, p_actor text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  v_d event_delivery;
+  v_s event_subscription; -- [changed] the subscription's row, for its created_at and events
+  v_type text; -- [changed] the event's type, to be judged against the subscription's events
+BEGIN
+  -- The event first: `tollgate prune` takes old events FOR UPDATE SKIP LOCKED, so it passes over
+  -- this one now, or (if it holds it already) deletes it before this goes on and the delivery is
+  -- gone below. Locked the other way round, prune's cascade could delete the delivery this makes
+  -- pending, or the two could deadlock. Locked for the write below (redelivered_at), not
+  -- share-locked: two redelivers of one event's deliveries would each hold a share lock and
+  -- wait for the other to upgrade it.
+  PERFORM 1 FROM outbox_event e JOIN event_delivery d ON d.event_id = e.id
+  WHERE d.id = p_delivery_id AND d.tenant_id = p_tenant_id FOR NO KEY UPDATE OF e;
+  SELECT * INTO v_d FROM event_delivery WHERE id = p_delivery_id AND tenant_id = p_tenant_id FOR UPDATE;
+  IF NOT FOUND THEN RETURN jsonb_build_object('code', 'not-found'); END IF;
+  IF v_d.state = 'pending' THEN RETURN jsonb_build_object('code', 'invalid-state', 'state', v_d.state); END IF;
+  -- Nothing can reach a removed subscription: a redelivery reset the tries and died at
+  -- once (newcomer review). Share-locked, so a removal (or a replace, or a PUT that creates it
+  -- again) waits until this is done. [changed] The row is kept for the checks below.
+  SELECT * INTO v_s FROM event_subscription WHERE id = v_d.subscription_id AND disabled_at IS NULL FOR SHARE;
+  IF NOT FOUND THEN RETURN jsonb_build_object('code', 'subscription-removed', 'state', v_d.state); END IF;
+  -- [changed] Made before the subscription's created_at: for an earlier subscription of this name,
+  -- since removed (a PUT of a removed name reuses its row and sets created_at anew). Its endpoint
+  -- is not the one now under the name, which never asked for this event.
+  IF v_d.created_at < v_s.created_at THEN
+    RETURN jsonb_build_object('code', 'earlier-subscription', 'state', v_d.state);
+  END IF;
+  -- [changed] An event type the subscription no longer subscribes to (replaced with other events):
+  -- its endpoint said it does not want these any more, and new ones of the type are not sent.
+  SELECT type INTO v_type FROM outbox_event WHERE id = v_d.event_id;
+  IF NOT coalesce(v_type = ANY (v_s.events), false) THEN
+    RETURN jsonb_build_object('code', 'not-subscribed', 'state', v_d.state, 'type', v_type);
+  END IF;
+  -- A prune whose statement began before this commits judged "no delivery pending" on its older
+  -- snapshot, and a lock leaves no new row version for its FOR UPDATE to re-check; the
+  -- redelivery's time, re-checked on the row itself, keeps the event (and this delivery).
+  UPDATE outbox_event SET redelivered_at = now() WHERE id = v_d.event_id;
+  UPDATE event_delivery SET state = 'pending', attempts = 0, window_started_at = NULL, next_attempt_at = now(),
+    dead_at = NULL, delivered_at = NULL
+  WHERE id = p_delivery_id;
+  PERFORM tollgate_enqueue_delivery(p_delivery_id, now());
+  INSERT INTO audit_event (tenant_id, actor, action, target_type, target_id, before, after, reason)
+  VALUES (p_tenant_id, p_actor, 'event_delivery.redelivered', 'event_delivery', p_delivery_id,
+    jsonb_build_object('state', v_d.state, 'attempts', v_d.attempts, 'eventId', v_d.event_id, 'lastStatus', v_d.last_status),
+    jsonb_build_object('state', 'pending', 'eventId', v_d.event_id), NULL);
+  RETURN jsonb_build_object('code', 'redelivered', 'previousState', v_d.state);
+END $$;
