@@ -36,15 +36,25 @@ export function withConsoleUser<P extends { tenant: string }>(
     });
 }
 
-// The whole origin, scheme included: a page served over plain http on the console's own host
-// (anyone who can answer on that network path can serve one) is another origin, though browsers
-// that do not tell schemes apart send it the session cookie. Behind a TLS proxy the scheme is its
-// X-Forwarded-Proto, which every common proxy sets.
+// With NEXTAUTH_URL set (the README's advice behind a proxy) the Origin must be its origin,
+// scheme included: a page served over plain http on the console's own host (anyone who can
+// answer on that network path can serve one) is another origin, though browsers that do not tell
+// schemes apart send it the session cookie. Without it the server cannot know its own scheme (a
+// TLS proxy that sends no X-Forwarded-Proto looks like plain http, and the request's own
+// scheme would refuse every change), so the Origin's host must be the forwarded or Host header's.
+// Both as a URL parser writes them: "Console.Example:443" under https is console.example.
 function assertSameOrigin(req: Request): void {
   const origin = req.headers.get("origin");
   // "null" (sandboxed frames, some redirects) and other non-URLs are refused like foreign origins.
-  const sent = origin && URL.canParse(origin) ? new URL(origin).origin : null;
-  if (!sent || sent !== requestOrigin(req)) {
+  const sent = origin && URL.canParse(origin) ? new URL(origin) : null;
+  const configured = process.env.NEXTAUTH_URL && URL.canParse(process.env.NEXTAUTH_URL) ? new URL(process.env.NEXTAUTH_URL).origin : null;
+  const same = !sent ? false : configured ? sent.origin === configured : sent.host === new URL(`${sent.protocol}//${requestHost(req)}`).host;
+  if (!same) {
     throw new ProblemError("forbidden", "Cross-site request refused: console changes must come from the console itself.");
   }
+}
+
+// The host the caller reached, as lib/http/request-origin.ts reads it.
+function requestHost(req: Request): string {
+  return new URL(requestOrigin(req)).host;
 }

@@ -43,7 +43,10 @@ export async function startWorker(options: {
   // requeued (another try, another backoff), and a named queue would run one delivery at a time
   // in the whole fleet. It costs a second small pool; the liveness connection holds a lock for
   // each runner's pool id, so the recovery sweep treats both as one live (or dead) worker.
-  const maintenanceTaskList: TaskList = Object.fromEntries(Object.entries(tasks).filter(([name]) => name !== "deliver-event"));
+  // Not the hourly prune either: its batches can take minutes, and the slot is for the short,
+  // time-critical passes (the reaper above all). Prune runs in the main runner, at its priority.
+  const LONG_OR_DELIVERY = new Set(["deliver-event", "prune"]);
+  const maintenanceTaskList: TaskList = Object.fromEntries(Object.entries(tasks).filter(([name]) => !LONG_OR_DELIVERY.has(name)));
   const runners: { runner: Runner; poolId: string }[] = [];
   const startRunner = async (runnerOptions: { concurrency: number; taskList: TaskList; crontab?: string }) => {
     const events: WorkerEvents = new EventEmitter() as WorkerEvents;
@@ -79,7 +82,8 @@ export async function startWorker(options: {
   try {
     await ensurePeriodicJobs(db);
     await startRunner({ concurrency: settings.concurrency, taskList: tasks, crontab });
-    await startRunner({ concurrency: 1, taskList: maintenanceTaskList });
+    // crontab "": no schedule of its own (else graphile reads a ./crontab file if one is there).
+    await startRunner({ concurrency: 1, taskList: maintenanceTaskList, crontab: "" });
     liveness = await (options.holdLock ?? holdLivenessLock)({
       databaseUrl: options.databaseUrl,
       poolId: runners.map((r) => r.poolId),

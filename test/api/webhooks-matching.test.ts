@@ -878,6 +878,20 @@ describe("what else names an operation", () => {
     expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId, name: "charge" } })).toMatchObject({ state: "confirmed" });
   });
 
+  // Last read, 2026-12-02: a lease that ran out under takeover `deduplicated` with attempts left
+  // is taken over by the next claim, which goes on to the calls the first attempt never made.
+  it("an event about the only side effect under a lapsed lease that a takeover will resume confirms that call only", async () => {
+    const op = await claimNew(acme, RETRIED_DEDUPED);
+    const charge = await putEffect(op, "charge", "sent");
+    await endLease(app.db, op.operationId);
+
+    const res = await send("ticket.created", charge.body.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await operation(op.operationId)).toMatchObject({ state: "processing", resolution: null });
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId, name: "charge" } })).toMatchObject({ state: "confirmed" });
+  });
+
   // Review, 2026-12-01: a fast provider's webhook lands before the agent reports `sent`; that
   // report was 409 side-effect-backwards, and the provider's request id was never stored.
   it("the agent's sent, after the provider's event confirmed the call: 200, its request id recorded, the call stays confirmed", async () => {

@@ -52,7 +52,8 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
       NEXT_TELEMETRY_DISABLED: "1",
       DATABASE_POOL_SIZE: "10",
       NEXT_DIST_DIR: inject("distDir"),
-      ...env,
+      // "{port}" in a value is the server's port (NEXTAUTH_URL names the server's own origin).
+      ...Object.fromEntries(Object.entries(env).map(([name, value]) => [name, value.replaceAll("{port}", String(port))])),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -6,7 +6,7 @@
 --    succeeded; the email's intent then got 409 already-resolved, the email was never sent, and
 --    every replay said succeeded. Such an event now confirms (or fails) that call only while an
 --    attempt can still start calls; it settles the operation as before once none can (unknown,
---    or processing under a lease that ran out). An event naming the operation (its id, its
+--    or processing under a lease that ran out with no takeover to come). An event naming the operation (its id, its
 --    downstream key) keeps the contract's "webhook before complete wins".
 -- 2. The rule for a `failed` event that may be about an earlier call counted only attempts that
 --    reported failed (retryable). An attempt whose lease ran out, that was taken over, or that
@@ -104,7 +104,11 @@ BEGIN
   IF v_effect.id IS NOT NULL AND v_outcome IS NOT NULL THEN
     v_effect_state := CASE v_outcome WHEN 'succeeded' THEN 'confirmed' ELSE 'failed' END;
   END IF;
-  v_calls_may_start := coalesce(v_op.state = 'processing' AND v_op.lease_expires_at > now(), false); -- [changed]
+  -- [changed] An attempt may still start calls: the lease is live, or it ran out and the next
+  -- claim takes over (takeover deduplicated, attempts left: the reaper leaves it for that claim).
+  v_calls_may_start := coalesce(v_op.state = 'processing' AND (v_op.lease_expires_at > now()
+    OR EXISTS (SELECT 1 FROM tool t WHERE t.tenant_id = v_op.tenant_id AND t.name = v_op.tool
+      AND t.takeover = 'deduplicated' AND v_op.attempt_count < t.max_attempts)), false);
   -- `failed` promises every retry that nothing happened. An event that names the
   -- operation itself (not one of its side effects) and says failed, about an operation that
   -- recorded side effects the providers may have acted on (sent, unknown, confirmed), does not
