@@ -228,6 +228,34 @@ describe("the outbox: events written in the transaction of the change", () => {
     expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).toMatchObject({ state: "dead", attempts: dead.attempts });
   });
 
+  // Last read (2026-12-02): a delivery was stamped with its transaction's start, so one emitted by
+  // a transaction that began before its subscription was made (and found it once committed) was
+  // "made before the subscription", and its redelivery refused as for an earlier subscription.
+  it("a delivery whose transaction began before its subscription was made is that subscription's own: it can be redelivered", async () => {
+    const own = await seedTenant(app.db, `outbox-early-${randomUUID().slice(0, 8)}`);
+    const early = new pg.Client({ connectionString: app.url });
+    await early.connect();
+    let deliveryId: string;
+    try {
+      await early.query("BEGIN");
+      await early.query("SELECT now()"); // the transaction's start, before the subscription
+      expect((await putSubscription("new-feed", { url: "https://c.example.com/hook", events: ["operation.succeeded"] }, own.admin)).status).toBe(201);
+      // An event emitted now (a statement's snapshot sees the committed subscription), as a trigger emits it.
+      const emitted = await early.query<{ id: string }>(
+        "SELECT tollgate_emit_event($1, 'operation.succeeded', '{}'::jsonb, tollgate_event_subscribers($1, 'operation.succeeded')) AS id",
+        [own.tenantId],
+      );
+      await early.query("COMMIT");
+      deliveryId = (await app.db.eventDelivery.findFirstOrThrow({ where: { eventId: emitted.rows[0]!.id } })).id;
+    } finally {
+      await early.end();
+    }
+    await app.db.eventDelivery.update({ where: { id: deliveryId }, data: { state: "dead", deadAt: new Date(), nextAttemptAt: null } });
+
+    const redelivered = await app.db.$queryRaw<{ r: { code: string } }[]>`SELECT tollgate_redeliver(${own.tenantId}, ${deliveryId}, 'user:ops@example.test') AS r`;
+    expect(redelivered[0]!.r.code).toBe("redelivered");
+  });
+
   // Review (2026-12-02): "pager" on URL X for operation.* was deleted, its pending deliveries
   // died; put again on URL Y for approval.requested only, the old dead deliveries showed a
   // Redeliver button, and redelivering sent operation results to Y, which never subscribed to them.

@@ -10,8 +10,34 @@
 -- sending again is what redelivery is for. lib/outbox/list-deliveries.ts offers Redeliver on the
 -- console on the same conditions.
 
--- tollgate_redeliver (from 20261202170000_redelivery_keeps_its_event) re-declared whole; only
--- the parts marked [changed] differ. The earlier [changed] marks are taken out.
+--
+-- A delivery's created_at is now the clock's time at its insert, not its transaction's start
+-- (now()): an emitting transaction that began before a subscription was created (or put again)
+-- and read it once committed stamped its delivery earlier than the subscription, and the rule
+-- above refused that delivery's redelivery as one for an earlier subscription (last read). The
+-- insert comes after the read that found the subscription, so after it was committed.
+
+-- tollgate_redeliver (from 20261202170000_redelivery_keeps_its_event) and tollgate_emit_event
+-- (from 20261129223546_side_effects_outbox_worker) re-declared whole; only the parts marked
+-- [changed] differ. The earlier [changed] marks are taken out.
+CREATE OR REPLACE FUNCTION tollgate_emit_event(p_tenant_id text, p_type text, p_data jsonb, p_subscribers text[]) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_event_id text := 'msg_' || replace(gen_random_uuid()::text, '-', '');
+  v_delivery_id text;
+  v_sub text;
+BEGIN
+  IF p_subscribers IS NULL OR cardinality(p_subscribers) = 0 THEN RETURN NULL; END IF;
+  INSERT INTO outbox_event (id, tenant_id, type, payload) VALUES (v_event_id, p_tenant_id, p_type, p_data);
+  FOREACH v_sub IN ARRAY p_subscribers LOOP
+    v_delivery_id := 'dlv_' || replace(gen_random_uuid()::text, '-', '');
+    INSERT INTO event_delivery (id, tenant_id, event_id, subscription_id, next_attempt_at, created_at) -- [changed] created_at
+    VALUES (v_delivery_id, p_tenant_id, v_event_id, v_sub, now(), clock_timestamp());
+    PERFORM tollgate_enqueue_delivery(v_delivery_id, now());
+  END LOOP;
+  RETURN v_event_id;
+END $$;
+
 CREATE OR REPLACE FUNCTION tollgate_redeliver(p_tenant_id text, p_delivery_id text, p_actor text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   v_d event_delivery;
