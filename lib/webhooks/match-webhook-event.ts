@@ -5,6 +5,7 @@ import type { OperationView } from "@/lib/operations/operation-schemas";
 import { operationView, type SqlOperation } from "@/lib/operations/operation-view";
 import type { MatchEventRequest } from "@/lib/webhooks/webhook-schemas";
 import { eventDecidedProblem, type DecidedAnswer } from "@/lib/webhooks/event-decided-problem";
+import { hasNotRun } from "@/lib/operations/has-not-run";
 
 type Answer = { code: string; op?: SqlOperation; changed?: "flag"; flagged?: boolean } & DecidedAnswer;
 
@@ -51,7 +52,7 @@ export async function matchWebhookEvent(options: { db: Db; tenantId: string; eve
     case "invalid-state":
       throw new ProblemError(
         "invalid-state",
-        r.op?.state === "awaiting_approval" || ((r.op?.state === "pending" || r.op?.state === "rejected") && r.op.attempts === 0)
+        r.op && hasNotRun(r.op)
           ? `The operation ${r.op.state === "rejected" ? "was rejected and never ran" : `is ${r.op.state === "pending" ? "approved and not yet claimed" : "awaiting approval"}: nothing of it has run yet`}, so no event can settle it or agree with it. Choose another operation${input.eventStatus === "ignored" ? "" : ", or ignore the event with a reason"}.`
           : `The operation is already ${r.op?.state}: matching it as ${input.outcome} would contradict that. Choose another operation${input.eventStatus === "ignored" ? "" : ", or ignore the event with a reason"}.`,
         { extras: { operationId: r.op?.operationId, state: r.op?.state } },

@@ -1,6 +1,7 @@
 "use client";
 
 import { IntentLink } from "@/components/ui/intent-link";
+import { hasNotRun } from "@/lib/operations/has-not-run";
 import { useState, type ReactNode } from "react";
 import { useRouter } from "next/navigation";
 import type { InboxDecision, InboxEvent } from "@/lib/console/webhook-inbox";
@@ -201,7 +202,7 @@ function Candidates({ event, tenant, canMatch, now, onMatch }: { event: InboxEve
                   {/* An operation that has not run (awaiting approval, approved and never
                       claimed, or rejected) cannot be settled by evidence: the server refuses every
                       match (tollgate_not_run). */}
-                  {c.state === "awaiting_approval" || ((c.state === "pending" || c.state === "rejected") && c.attempts === 0) ? (
+                  {hasNotRun(c) ? (
                     <span className="small muted">has not run</span>
                   ) : (
                     <button type="button" onClick={() => onMatch(c.id)} aria-label={`Match ${event.id} to ${c.id}`}>
