@@ -40,9 +40,7 @@ export async function listDeliveries(options: {
   const { db, tenantId } = options;
   const rows = await db.$queryRaw<DeliveryListItem[]>`
     SELECT d.id, d.event_id AS "eventId", e.type, s.name AS subscription,
-      CASE WHEN s.disabled_at IS NOT NULL THEN 'subscription-removed'
-        WHEN d.created_at < s.created_at THEN 'earlier-subscription'
-        WHEN NOT coalesce(e.type = ANY (s.events), false) THEN 'not-subscribed' END AS "redeliverBlock",
+      tollgate_redeliver_block(d, s, e.type) AS "redeliverBlock",
       d.state::text AS state, d.attempts, d.last_status AS "lastStatus", d.last_error AS "lastError", d.last_attempt_at AS "lastAttemptAt",
       d.next_attempt_at AS "nextAttemptAt", d.delivered_at AS "deliveredAt", d.dead_at AS "deadAt", d.created_at AS "createdAt",
       -- As the payload's operation.operationId ?? approval.operationId ?? webhookEvent.operationId

@@ -19,7 +19,7 @@
 
 -- tollgate_redeliver (from 20261202170000_redelivery_keeps_its_event) and tollgate_emit_event
 -- (from 20261129223546_side_effects_outbox_worker) re-declared whole; only the parts marked
--- [changed] differ. The earlier [changed] marks are taken out.
+-- [changed] differ. The earlier [changed] marks are taken out. tollgate_redeliver_block is new.
 CREATE OR REPLACE FUNCTION tollgate_emit_event(p_tenant_id text, p_type text, p_data jsonb, p_subscribers text[]) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -38,11 +38,27 @@ BEGIN
   RETURN v_event_id;
 END $$;
 
+-- Why a delivery cannot be redelivered, or NULL when it can: one rule for tollgate_redeliver and
+-- the console's list (lib/outbox/list-deliveries.ts), which offers the button on the same terms.
+-- A subscription row that is not there (NULL) counts as removed.
+CREATE FUNCTION tollgate_redeliver_block(p_d event_delivery, p_s event_subscription, p_type text) RETURNS text
+  LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE WHEN p_s.id IS NULL OR p_s.disabled_at IS NOT NULL THEN 'subscription-removed'
+    -- Made before the subscription's created_at: for an earlier subscription of this name, since
+    -- removed (a PUT of a removed name reuses its row and sets created_at anew). Its endpoint is
+    -- not the one now under the name, which never asked for this event.
+    WHEN p_d.created_at < p_s.created_at THEN 'earlier-subscription'
+    -- An event type the subscription no longer subscribes to (replaced with other events): its
+    -- endpoint said it does not want these any more, and new ones of the type are not sent.
+    WHEN NOT coalesce(p_type = ANY (p_s.events), false) THEN 'not-subscribed' END
+$$;
+
 CREATE OR REPLACE FUNCTION tollgate_redeliver(p_tenant_id text, p_delivery_id text, p_actor text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   v_d event_delivery;
   v_s event_subscription; -- [changed] the subscription's row, for its created_at and events
   v_type text; -- [changed] the event's type, to be judged against the subscription's events
+  v_block text; -- [changed]
 BEGIN
   -- The event first: `tollgate prune` takes old events FOR UPDATE SKIP LOCKED, so it passes over
   -- this one now, or (if it holds it already) deletes it before this goes on and the delivery is
@@ -57,20 +73,15 @@ BEGIN
   IF v_d.state = 'pending' THEN RETURN jsonb_build_object('code', 'invalid-state', 'state', v_d.state); END IF;
   -- Nothing can reach a removed subscription: a redelivery reset the tries and died at
   -- once (newcomer review). Share-locked, so a removal (or a replace, or a PUT that creates it
-  -- again) waits until this is done. [changed] The row is kept for the checks below.
-  SELECT * INTO v_s FROM event_subscription WHERE id = v_d.subscription_id AND disabled_at IS NULL FOR SHARE;
-  IF NOT FOUND THEN RETURN jsonb_build_object('code', 'subscription-removed', 'state', v_d.state); END IF;
-  -- [changed] Made before the subscription's created_at: for an earlier subscription of this name,
-  -- since removed (a PUT of a removed name reuses its row and sets created_at anew). Its endpoint
-  -- is not the one now under the name, which never asked for this event.
-  IF v_d.created_at < v_s.created_at THEN
-    RETURN jsonb_build_object('code', 'earlier-subscription', 'state', v_d.state);
-  END IF;
-  -- [changed] An event type the subscription no longer subscribes to (replaced with other events):
-  -- its endpoint said it does not want these any more, and new ones of the type are not sent.
+  -- again) waits until this is done. [changed] Judged by tollgate_redeliver_block, as the
+  -- console's list judges it: removed, made for an earlier subscription of the name, or of an
+  -- event type it no longer subscribes to.
+  SELECT * INTO v_s FROM event_subscription WHERE id = v_d.subscription_id FOR SHARE;
   SELECT type INTO v_type FROM outbox_event WHERE id = v_d.event_id;
-  IF NOT coalesce(v_type = ANY (v_s.events), false) THEN
-    RETURN jsonb_build_object('code', 'not-subscribed', 'state', v_d.state, 'type', v_type);
+  v_block := tollgate_redeliver_block(v_d, v_s, v_type);
+  IF v_block IS NOT NULL THEN
+    RETURN jsonb_build_object('code', v_block, 'state', v_d.state)
+      || CASE WHEN v_block = 'not-subscribed' THEN jsonb_build_object('type', v_type) ELSE '{}'::jsonb END;
   END IF;
   -- A prune whose statement began before this commits judged "no delivery pending" on its older
   -- snapshot, and a lock leaves no new row version for its FOR UPDATE to re-check; the
