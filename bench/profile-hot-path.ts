@@ -69,6 +69,10 @@ export async function runProfile(argv: string[] = []): Promise<number> {
   // --callers NAME: where the time of the function NAME comes from (its callers, per request).
   const callersAt = argv.indexOf("--callers");
   const callersOf = callersAt >= 0 ? argv[callersAt + 1] : undefined;
+  // --connections N: wrk's concurrency (default 16); 1 shows what a lone request pays for waiting.
+  const connectionsAt = argv.indexOf("--connections");
+  const connections = connectionsAt >= 0 ? Number(argv[connectionsAt + 1]) : 16;
+  if (!Number.isInteger(connections) || connections < 1) throw new Error("--connections takes a whole number ≥ 1");
   const log = (m: string) => process.stderr.write(`[profile] ${m}\n`);
   ensureWrk(log);
   const distDir = path.join(".tollgate", "next-bench", inputsDigest().slice(0, 16));
@@ -92,7 +96,7 @@ export async function runProfile(argv: string[] = []): Promise<number> {
       }
     }
     await pool.end();
-    const threads = String(wrkThreads(16));
+    const threads = String(wrkThreads(connections));
     const measured =
       kind === "replay"
         ? { label: "replay", script: "claim-pool.lua", args: [world.agent.secret, world.tool, "replay-", "1000", threads] }
@@ -108,8 +112,8 @@ export async function runProfile(argv: string[] = []): Promise<number> {
           : scenario.script === "complete.lua"
             ? [scenario.args[0]!, warmCompletes, scenario.args[2]!]
             : scenario.args;
-      const warm = await runWrk({ url: server.baseUrl, script: scenario.script, args: warmArgs, connections: 16, seconds: 3 });
-      const run = await runWrk({ url: server.baseUrl, ...scenario, connections: 16, seconds: 8 });
+      const warm = await runWrk({ url: server.baseUrl, script: scenario.script, args: warmArgs, connections, seconds: 3 });
+      const run = await runWrk({ url: server.baseUrl, ...scenario, connections, seconds: 8 });
       await server.stop();
       const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
       if (!file) throw new Error("no .cpuprofile written");
