@@ -1,6 +1,7 @@
-// `npm run bench -- profile [replay|complete]`: where a request's CPU goes. Starts `next start` under
-// --cpu-prof, drives GET /api/live and then new claims (replays, completes) with wrk at concurrency 16, and prints the self time
-// of each package/file group per request, so claim-specific cost stands out against liveness.
+// `npm run bench -- profile [replay|complete] [--connections N]`: where a request's CPU goes. Starts
+// `next start` under --cpu-prof, drives GET /api/live and then new claims (replays, completes) with
+// wrk at concurrency 16 (or N), and prints the self time of each package/file group per request, so
+// claim-specific cost stands out against liveness; at N=1 "(idle)" is what a lone request waits for.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
