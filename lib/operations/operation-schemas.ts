@@ -56,14 +56,24 @@ export const completeRequestSchema = z
   .strict()
   .refine((c) => !c.retryable || c.outcome === "failed", { message: "retryable is only meaningful with outcome \"failed\"", path: ["retryable"] });
 
+const RESOLVE_REASON_MAX = 2000;
+const RESOLVE_RESOURCE_ID_MAX = 500;
+const RESOLVE_EVIDENCE_MAX = 4000;
+
 export const resolveRequestSchema = z
   .object({
     outcome: z.enum(["succeeded", "failed", "retry"]),
-    reason: z.string().trim().min(1, "a reason is required").max(2000),
-    resourceId: shortText(500).optional(),
-    evidence: z.string().max(4000).optional(),
+    reason: z.string().trim().min(1, "a reason is required").max(RESOLVE_REASON_MAX),
+    resourceId: shortText(RESOLVE_RESOURCE_ID_MAX).optional(),
+    evidence: z.string().max(RESOLVE_EVIDENCE_MAX).optional(),
   })
   .strict();
+
+// The body a resolve route reads: every text at its longest, each character written as a JSON
+// escape (`\uXXXX`, 6 bytes: Python's json.dumps writes anything beyond ASCII so), plus 4 KiB
+// for the rest. It was 16 KiB, and a reason and evidence in Japanese within the limits the schema
+// (and the OpenAPI document) publishes were refused with 413.
+export const RESOLVE_BODY_MAX_BYTES = 6 * (RESOLVE_REASON_MAX + RESOLVE_RESOURCE_ID_MAX + RESOLVE_EVIDENCE_MAX) + 4096;
 
 // How many attempts of an operation a person was looking at when they decided (console resolve
 // and inbox match): if another ran since, what they checked was about an earlier attempt.

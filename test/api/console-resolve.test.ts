@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createConsoleUser, type ConsoleLogin } from "../support/browser";
 import { anonymousConsole, signInConsole, type ConsoleClient } from "../support/console-session";
-import { call, claim, type Reply } from "../support/http";
+import { asciiOnlyJson, call, claim, type Reply } from "../support/http";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 import { waitFor } from "../support/wait-for";
@@ -154,6 +154,16 @@ describe("console: resolving one operation", () => {
     expectProblem(single, 403, "forbidden");
     expectProblem(bulk, 403, "forbidden");
     expect(await snapshot(id)).toEqual(before);
+  });
+
+  it("takes every text at its longest, beyond ASCII and written as \\u escapes: not a 413", async () => {
+    const id = await unknownByComplete();
+    const input = { outcome: "failed", reason: "確認済".repeat(666) + "み", resourceId: "証".repeat(500), evidence: "🧾".repeat(2000), seenAttempts: 1 };
+
+    const res = await as.operator.request("POST", resolvePath(id), { rawBody: asciiOnlyJson(input) });
+
+    expect(res.status, res.text).toBe(200);
+    expect((await operation(id)).resolution).toMatchObject({ reason: input.reason, evidence: input.evidence });
   });
 
   it.each([

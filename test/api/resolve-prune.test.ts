@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, claim, type Reply } from "../support/http";
+import { asciiOnlyJson, call, claim, type Reply } from "../support/http";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
 import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
@@ -114,6 +114,24 @@ describe("resolve: an operator settles an unknown outcome", () => {
       expect(replay.text).toBe(replays[0]!.text);
     }
     expect(replays[0]!.body).toMatchObject({ operationId: op.operationId, state: "succeeded", result: { resourceId: "T-42" } });
+  });
+
+  it("accepts every text at its longest, beyond ASCII and written as \\u escapes (Python's json.dumps): not a 413", async () => {
+    const op = await unknownOperation();
+    const input = { outcome: "succeeded", reason: "確認済".repeat(666) + "み", resourceId: "証".repeat(500), evidence: "🧾".repeat(2000) };
+    const rawBody = asciiOnlyJson(input);
+    expect(rawBody.length).toBeGreaterThan(38 * 1024);
+
+    const res = await call(app.baseUrl, "POST", `/api/v1/operations/${op.operationId}/resolve`, {
+      key: acme.admin,
+      rawBody,
+      headers: { "content-type": "application/json" },
+    });
+
+    expect(res.status, res.text).toBe(200);
+    const stored = await operation(op.operationId);
+    expect(stored.state).toBe("succeeded");
+    expect(stored.resolution).toMatchObject({ reason: input.reason, resourceId: input.resourceId, evidence: input.evidence });
   });
 
   it("unknown → failed makes it terminal with the reason as the error, and claims replay the failure", async () => {

@@ -26,6 +26,11 @@ export async function call(
   return { status: res.status, headers: res.headers, text, body: parsed };
 }
 
+// JSON as Python's json.dumps writes it by default: every character beyond ASCII as a \uXXXX escape
+// (6 bytes where UTF-8 takes 2 to 4), the largest a valid body of given text limits can be.
+export const asciiOnlyJson = (value: unknown): string =>
+  JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
 export function claim(baseUrl: string, key: string, idempotencyKey: string, body: unknown): Promise<Reply> {
   return call(baseUrl, "POST", "/api/v1/operations", { key, idempotencyKey, body });
 }

@@ -1,11 +1,11 @@
 import { db } from "@/lib/db";
-import { KiB, readJson } from "@/lib/http/read-json";
+import { readJson } from "@/lib/http/read-json";
 import { json } from "@/lib/http/respond";
 import { withApiKey } from "@/lib/http/with-api-key";
 import { resolveOperation } from "@/lib/operations/resolve-operation";
 import { getOperation } from "@/lib/operations/get-operation";
 import { ProblemError } from "@/lib/http/problem";
-import { resolveRequestSchema } from "@/lib/operations/operation-schemas";
+import { RESOLVE_BODY_MAX_BYTES, resolveRequestSchema } from "@/lib/operations/operation-schemas";
 import { otherMethods } from "@/lib/http/method-not-allowed";
 
 export const dynamic = "force-dynamic";
@@ -15,7 +15,7 @@ export const POST = withApiKey<{ id: string }>(
   { route: "/api/v1/operations/{id}/resolve", roles: ["admin"], params: { id: "operation-not-found" } },
   async ({ req, key, params, ctx }) => {
     ctx.annotate({ operationId: params.id });
-    const input = resolveRequestSchema.parse(await readJson(req, { maxBytes: 16 * KiB }));
+    const input = resolveRequestSchema.parse(await readJson(req, { maxBytes: RESOLVE_BODY_MAX_BYTES }));
     // A key limited to some tools cannot read another tool's operation (404), so it cannot settle
     // one either. An operation's tool never changes, so reading it first leaves no race.
     if (key.tools.length > 0 && !(await getOperation({ db: db(), tenantId: key.tenantId, tools: key.tools, operationId: params.id }))) {
