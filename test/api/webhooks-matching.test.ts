@@ -892,6 +892,32 @@ describe("what else names an operation", () => {
     expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId, name: "charge" } })).toMatchObject({ state: "confirmed" });
   });
 
+  // Review, 2026-12-03: whether a takeover will resume counts the attempts left by the operation's
+  // own limit (copied when it was made), as the claim and the reaper do, not the tool's current one.
+  it.each([
+    { change: "lowered to 1 after the claim", made: 4, now: 1, settles: false },
+    { change: "raised to 4 after the claim", made: 1, now: 4, settles: true },
+  ])("the tool's maxAttempts $change: the operation's own limit decides whether the event settles it", async ({ made, now, settles }) => {
+    const tool = `tickets.limit-${made}-${now}`;
+    await putTool(acme, tool, { leaseSeconds: 600, takeover: "deduplicated", maxAttempts: made });
+    const op = await claimNew(acme, tool);
+    const charge = await putEffect(op, "charge", "sent");
+    await putTool(acme, tool, { leaseSeconds: 600, takeover: "deduplicated", maxAttempts: now });
+    await endLease(app.db, op.operationId);
+
+    const res = await send("ticket.created", charge.body.downstreamKey);
+
+    expect(res.body.status).toBe("matched");
+    expect(await app.db.sideEffect.findFirstOrThrow({ where: { operationId: op.operationId, name: "charge" } })).toMatchObject({ state: "confirmed" });
+    if (settles) {
+      // One attempt allowed and used: no takeover will come, and the event says the only call happened.
+      expect(await operation(op.operationId)).toMatchObject({ state: "succeeded", resolution: { via: "webhook" } });
+    } else {
+      // Attempts left: the next claim takes over and makes the calls attempt 1 never made.
+      expect(await operation(op.operationId)).toMatchObject({ state: "processing", resolution: null });
+    }
+  });
+
   // Review, 2026-12-01: a fast provider's webhook lands before the agent reports `sent`; that
   // report was 409 side-effect-backwards, and the provider's request id was never stored.
   it("the agent's sent, after the provider's event confirmed the call: 200, its request id recorded, the call stays confirmed", async () => {
