@@ -14,7 +14,8 @@ type DeliveryRow = {
   createdAt: Date;
   url: string;
   secretBox: string;
-  disabledAt: Date | null;
+  // Why the subscription as it stands must not be sent this event (tollgate_redeliver_block), or null.
+  block: "subscription-removed" | "earlier-subscription" | "not-subscribed" | null;
 };
 
 const ERROR_TEXT_BYTES = 4096;
@@ -41,17 +42,23 @@ export async function deliverEvent(options: {
   const { db, deliveryId, settings } = options;
   const rows = await db.$queryRaw<DeliveryRow[]>`
     SELECT d.state::text AS state, e.id AS "eventId", e.type, e.payload, e.created_at AS "createdAt", s.url,
-      s.secret_encrypted AS "secretBox", s.disabled_at AS "disabledAt"
+      s.secret_encrypted AS "secretBox", tollgate_redeliver_block(d, s, e.type) AS block
     FROM event_delivery d JOIN outbox_event e ON e.id = d.event_id JOIN event_subscription s ON s.id = d.subscription_id
     WHERE d.id = ${deliveryId}`;
   const row = rows[0];
   // Delivered (a duplicate job after a crash), dead, or pruned: nothing to do.
   if (!row || row.state !== "pending") return { result: "skipped" };
-  if (row.disabledAt) {
+  // Every try asks what a redeliver asks: a subscription replaced since with other events, or
+  // removed and put again under its name (a new endpoint, which never asked for this event) is not
+  // sent it, however long ago the delivery was queued (review, 2026-12-03: a retry due in two hours
+  // went to the replacement's URL). The removal itself ends pending deliveries; this also covers one
+  // written by a transaction the removal could not see yet.
+  if (row.block) {
+    const why = blockedBecause(row.block, row.type);
     await db.$executeRaw`
-      UPDATE event_delivery SET state = 'dead', dead_at = now(), next_attempt_at = NULL, last_error = 'the subscription was removed'
+      UPDATE event_delivery SET state = 'dead', dead_at = now(), next_attempt_at = NULL, last_error = ${why}
       WHERE id = ${deliveryId} AND state = 'pending'`;
-    return { result: "dead", error: "the subscription was removed" };
+    return { result: "dead", error: why };
   }
 
   const body = eventBody(row);
@@ -71,6 +78,18 @@ export async function deliverEvent(options: {
       ${Math.round(settings.capMs)}::int, ${Math.round(settings.windowSeconds)}::int) AS r`;
   const code = failed[0]?.r.code;
   return { result: code === "dead" ? "dead" : code === "retry" ? "retry" : "skipped", status: outcome.status, error: outcome.error };
+}
+
+// The delivery's last_error when its subscription no longer wants it; a person reads it in the console.
+function blockedBecause(block: NonNullable<DeliveryRow["block"]>, type: string): string {
+  switch (block) {
+    case "subscription-removed":
+      return "the subscription was removed";
+    case "earlier-subscription":
+      return "made for an earlier subscription of this name, since removed; the one now under the name never asked for it";
+    case "not-subscribed":
+      return `the subscription no longer subscribes to ${type}`;
+  }
 }
 
 // The Standard Webhooks envelope; `timestamp` is when the event happened, the same on every try.

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expireDueApprovals } from "@/lib/approvals/expire-approvals";
+import { deliverEvent } from "@/lib/outbox/deliver-event";
+import { defaultDeliverySettings } from "@/lib/outbox/delivery-settings";
 import { listDeliveries } from "@/lib/outbox/list-deliveries";
 import { pruneOutbox } from "@/lib/outbox/prune-outbox";
 import { createConsoleUser } from "../support/browser";
@@ -9,7 +11,7 @@ import { signInConsole } from "../support/console-session";
 import { call, claim, type Reply } from "../support/http";
 import { runCli } from "../support/run-cli";
 import { createTool as createToolIn, expectProblem, type Policy } from "../support/protocol";
-import { seedTenant, startTestApp, type TenantKeys, type TestApp } from "../support/test-app";
+import { seedTenant, startTestApp, TEST_SECRET, type TenantKeys, type TestApp } from "../support/test-app";
 import { waitUntilLeaseExpired } from "../support/wait-for-lease";
 
 // Event subscriptions (admin API) and the transactional outbox: every event of the contract's
@@ -317,6 +319,54 @@ describe("the outbox: events written in the transaction of the change", () => {
     await admin.expectRefused(succeeded, "no longer subscribes to operation.succeeded");
     expect((await admin.redeliver(failed)).status).toBe(200);
     expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: failed } })).toMatchObject({ state: "pending" });
+  });
+
+  // Review, 2026-12-03: a try only checked that the subscription was not removed, so a pending
+  // retry (due in up to two hours) went to whatever the name pointed at by then.
+  it("a pending delivery's next try is not sent once its subscription was replaced without the event type, or removed and put again", async () => {
+    const own = await seedTenant(app.db, `outbox-try-${randomUUID().slice(0, 8)}`);
+    const sent: string[] = [];
+    const fetchSpy = Object.assign(
+      async (url: string) => {
+        sent.push(url);
+        return new Response(null, { status: 204 });
+      },
+      { close: async () => undefined },
+    );
+    const tryOnce = (deliveryId: string) =>
+      deliverEvent({ db: app.db, deliveryId, settings: defaultDeliverySettings, serverSecret: TEST_SECRET, fetch: fetchSpy });
+    expect((await putSubscription("feed", { url: "https://x.example.com/hook", events: ["operation.succeeded", "operation.failed"] }, own.admin)).status).toBe(201);
+    expect((await putSubscription("pager", { url: "https://old.example.com/hook", events: ["operation.succeeded"] }, own.admin)).status).toBe(201);
+    const tool = await createTool({}, own);
+    const [ok, bad] = [await claimNew(tool, own), await claimNew(tool, own)];
+    expect((await complete(own, ok, { outcome: "succeeded" })).status).toBe(200);
+    expect((await complete(own, bad, { outcome: "failed", error: { code: "declined", message: "no" } })).status).toBe(200);
+    const deliveryOf = async (operationId: string, subscription: string) => {
+      const [event] = await eventsFor(operationId);
+      const ids = event!.deliveries;
+      return (await app.db.eventDelivery.findFirstOrThrow({ where: { id: { in: ids }, subscription: { name: subscription } } })).id;
+    };
+    const succeededToFeed = await deliveryOf(ok.operationId, "feed");
+    const failedToFeed = await deliveryOf(bad.operationId, "feed");
+    const toPager = await deliveryOf(ok.operationId, "pager");
+
+    // feed drops operation.succeeded and moves; pager is removed while its delivery was being
+    // written (the removal's own sweep could not see it: put back to pending here) and put again.
+    expect((await putSubscription("feed", { url: "https://y.example.com/hook", events: ["operation.failed"] }, own.admin)).status).toBe(200);
+    expect((await call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/pager", { key: own.admin })).status).toBe(204);
+    await app.db.$executeRaw`UPDATE event_delivery SET state = 'pending', dead_at = NULL, last_error = NULL WHERE id = ${toPager}`;
+    expect((await putSubscription("pager", { url: "https://new.example.com/hook", events: ["operation.succeeded"] }, own.admin)).status).toBe(201);
+
+    expect(await tryOnce(succeededToFeed)).toMatchObject({ result: "dead", error: "the subscription no longer subscribes to operation.succeeded" });
+    expect(await tryOnce(toPager)).toMatchObject({ result: "dead" });
+    expect(await tryOnce(failedToFeed)).toMatchObject({ result: "delivered" });
+
+    expect(sent).toEqual(["https://y.example.com/hook"]);
+    expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: succeededToFeed } })).toMatchObject({ state: "dead", attempts: 0 });
+    expect(await app.db.eventDelivery.findUniqueOrThrow({ where: { id: toPager } })).toMatchObject({
+      state: "dead",
+      lastError: "made for an earlier subscription of this name, since removed; the one now under the name never asked for it",
+    });
   });
 
   it("two redelivers of one event's deliveries at once both go through (the event row is locked for the write, never upgraded)", async () => {

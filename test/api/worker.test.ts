@@ -139,8 +139,11 @@ describe("the retry window and unsignable deliveries", () => {
     const c = await claim(app.baseUrl, keys.agent, `idem-${randomUUID()}`, { tool: await tool(), args: {} });
     expect(c.status, c.text).toBe(201);
     // The change and every timestamp its delivery was written with, an hour back, in one transaction:
-    // the running worker first sees the delivery as it would find it after an hour's outage.
+    // the running worker first sees the delivery as it would find it after an hour's outage. The
+    // subscription too was there an hour ago (a delivery older than its subscription is one made for
+    // an earlier subscription of the name, and is not sent).
     await app.db.$transaction([
+      app.db.$executeRaw`UPDATE event_subscription SET created_at = created_at - interval '1 hour' WHERE tenant_id = ${keys.tenantId}`,
       app.db.$executeRaw`UPDATE operation SET state = 'unknown', lease_expires_at = NULL WHERE id = ${c.body.operationId}`,
       app.db.$executeRaw`
         UPDATE event_delivery SET created_at = created_at - interval '1 hour', window_started_at = window_started_at - interval '1 hour',
