@@ -6,7 +6,7 @@ import { ProblemError } from "@/lib/http/problem";
 import { metrics } from "@/lib/metrics/registry";
 import { loadWebhookConnection, type IngestConnection } from "@/lib/webhooks/load-webhook-connection";
 import { isStorableJson } from "@/lib/webhooks/storable-json";
-import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from "@/lib/http/json-limits";
+import { jsonNestsDeeperThan, jsonTextHasUnstorableEscape, MAX_JSON_DEPTH } from "@/lib/http/json-limits";
 import { describeJsonSyntaxError } from "@/lib/http/json-syntax-error";
 import { verifySignature, type VerifyFailure } from "@/lib/webhooks/verify-signature";
 import { webhookMetrics } from "@/lib/webhooks/webhook-metrics";
@@ -144,7 +144,7 @@ function parsePayload(body: Buffer, count: (r: string) => void): { text: string;
     count("invalid-payload");
     throw new ProblemError("invalid-request", `The payload nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`);
   }
-  if (!isStorableJson(value)) {
+  if (!isStorableJson(value) || jsonTextHasUnstorableEscape(text)) {
     count("invalid-payload");
     throw new ProblemError("invalid-request", "The payload contains U+0000 or an unpaired surrogate, which cannot be stored.");
   }

@@ -228,7 +228,9 @@ describe("other refusals store nothing either", () => {
     // Numbers JSON.parse reads (as Infinity, as 0) that PostgreSQL's numeric refuses.
     const huge = '{"type":"x","n":1e200000}';
     const tiny = `{"type":"x","n":0.${"0".repeat(17_000)}1}`;
-    for (const body of ["[1,2]", "not json", '"\\u0000"', '{"type":"x","bad":"\\u0000"}', deep, huge, tiny]) {
+    // A repeated key: JSON.parse keeps the last value only; PostgreSQL parses the first one too.
+    const repeated = ['{"type":"x","note":"\\u0000","note":"ok"}', '{"type":"x","note":"\\ud800","note":"ok"}'];
+    for (const body of ["[1,2]", "not json", '"\\u0000"', '{"type":"x","bad":"\\u0000"}', deep, huge, tiny, ...repeated]) {
       const res = await deliver(app.baseUrl, standard.connectionId, signStandard(standardSecret, body));
       expect([400], res.text).toContain(res.status);
       expect(["invalid-json", "invalid-request"]).toContain(res.body.code);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonNestsDeeperThan } from "@/lib/http/json-limits";
+import { jsonNestsDeeperThan, jsonTextHasUnstorableEscape } from "@/lib/http/json-limits";
 
 // The depth check reads the text: brackets inside strings (escaped quotes included) do not count.
 
@@ -20,5 +20,26 @@ describe("jsonNestsDeeperThan", () => {
 
   it("walks 5,000 levels without recursion", () => {
     expect(jsonNestsDeeperThan(`${"[".repeat(5000)}${"]".repeat(5000)}`, 128)).toBe(true);
+  });
+});
+
+// What jsonb refuses, found in the text itself: JSON.parse keeps only the last value of a repeated
+// key, and PostgreSQL parses every one (webhook review, 2026-12-03).
+describe("jsonTextHasUnstorableEscape", () => {
+  it.each([
+    ['{"a":"\\u0000","a":"ok"}', true],
+    ['{"a":"\\ud800","a":"ok"}', true],
+    ['{"a":"\\udc00x"}', true],
+    ['{"a":"\\ud800x"}', true],
+    ['{"a":"\\ud800\\n"}', true],
+    ['{"a":"\\ud800\\u0041"}', true],
+    ['{"a":"\\ud800"}', true],
+    ['{"\\u0000":1}', true],
+    ['{"a":"\\ud83d\\ude00"}', false],
+    ['{"a":"\\\\u0000"}', false], // an escaped backslash, then the letters u0000
+    ['{"a":"\\u00e9\\"\\u0041"}', false],
+    ['{"a":"😀 ok"}', false],
+  ])("%s → %s", (text, expected) => {
+    expect(jsonTextHasUnstorableEscape(text)).toBe(expected);
   });
 });
