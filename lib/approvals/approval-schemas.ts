@@ -1,16 +1,25 @@
 import { z } from "zod";
+import { flagTimeSchema } from "@/lib/operations/clear-flag";
 
 // Request and response shapes of the approvals API; routes validate with these and the
 // OpenAPI document is generated from them.
 
-export const decisionRequestSchema = z
-  .object({
-    decision: z.enum(["approve", "reject"]),
-    reason: z.string().trim().max(2000).optional(),
-  })
+const decisionFields = {
+  decision: z.enum(["approve", "reject"]),
+  reason: z.string().trim().max(2000).optional(),
+};
+// A "no" must say why: the agent's next claim gets a 403 and somebody will ask.
+const reasonToReject = (d: { decision: string; reason?: string }) => d.decision === "approve" || (d.reason ?? "").length > 0;
+const reasonToRejectMessage = { message: "a reason is required to reject", path: ["reason"] };
+
+export const decisionRequestSchema = z.object(decisionFields).strict().refine(reasonToReject, reasonToRejectMessage);
+
+// The console's decision also says which flag its page showed on the operation (its time, null for
+// none): a yes is refused when the flag is another one by then (tollgate_decide_approval).
+export const consoleDecisionRequestSchema = z
+  .object({ ...decisionFields, seenFlaggedAt: flagTimeSchema.nullable().optional() })
   .strict()
-  // A "no" must say why: the agent's next claim gets a 403 and somebody will ask.
-  .refine((d) => d.decision === "approve" || (d.reason ?? "").length > 0, { message: "a reason is required to reject", path: ["reason"] });
+  .refine(reasonToReject, reasonToRejectMessage);
 
 export const approvalStates = ["pending", "approved", "rejected", "expired"] as const;
 

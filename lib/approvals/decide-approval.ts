@@ -17,13 +17,16 @@ export async function decideApproval(options: {
   allowedTools?: string[];
   // The deciding API key's principal: the one that asked for the approval may not approve it.
   principal?: string;
+  // The flag the console's page showed on the operation (its time; null: none). Undefined: not
+  // known (the API), no check.
+  seenFlaggedAt?: string | null;
 }): Promise<ApprovalView> {
   const { input } = options;
   // expiredNow: this decision found the approval overdue and wrote its expiry (not one the sweep or a claim wrote before).
-  const rows = await options.db.$queryRaw<{ r: { code: string; approval?: SqlApproval; expiredNow?: boolean } }[]>`
+  const rows = await options.db.$queryRaw<{ r: { code: string; approval?: SqlApproval; expiredNow?: boolean; flagged?: boolean } }[]>`
     SELECT tollgate_decide_approval(${options.tenantId}, ${options.approvalId}, ${input.decision},
       ${input.reason ?? null}, ${options.actor}, ${options.allowedTools ?? []}::text[],
-      ${options.principal ?? null}) AS r`;
+      ${options.principal ?? null}, ${options.seenFlaggedAt !== undefined}, ${options.seenFlaggedAt ?? null}::timestamptz) AS r`;
   const r = rows[0]?.r;
   if (!r) throw new Error("tollgate_decide_approval returned nothing");
   const approval = r.approval ? approvalView(r.approval) : undefined;
@@ -40,6 +43,14 @@ export async function decideApproval(options: {
         "forbidden",
         `The approval was requested by principal ${approval?.principal ?? "(this one)"}, whose keys cannot approve it: another principal or a person in the console must. It may still reject it (withdrawing the request).`,
         { extras: { approval } },
+      );
+    case "operation-changed":
+      throw new ProblemError(
+        "invalid-state",
+        r.flagged
+          ? "The operation was flagged since you opened this approval (or flagged again): read the flag, and check with the provider, before you approve."
+          : "The operation's flag was taken down since you opened this approval: look at it as it stands before you approve.",
+        { extras: { approval, flagged: r.flagged } },
       );
     case "approval-already-decided":
       throw new ProblemError(

@@ -272,6 +272,32 @@ describe("who decides", () => {
     expect(byPerson.body.decidedBy).toMatch(/^user:/);
   });
 
+  // Console review, 2026-12-03: the page shows the operation's flag beside "check with the provider
+  // first"; a yes over a flag raised after the page loaded let the next claim run the tool unseen.
+  it("a person's yes is refused when the operation was flagged since their page loaded; once they saw it, it is recorded", async () => {
+    const tool = await approvalTool();
+    const { key, args, operationId, approvalId } = await requestApproval(tool);
+    const path = `/api/console/acme/approvals/${approvalId}/decision`;
+    // What a provider's early event does to an operation awaiting approval (tollgate_webhook_ingest).
+    await app.db.$executeRaw`UPDATE operation SET flagged_at = now(), flag_reason = 'a provider event says it happened, but it has not run yet (awaiting approval)' WHERE id = ${operationId}`;
+    const flaggedAt = (await app.db.operation.findUniqueOrThrow({ where: { id: operationId } })).flaggedAt!.toISOString();
+
+    const unseen = await approverUser.post(path, { decision: "approve", seenFlaggedAt: null });
+    expectProblem(unseen, 409, "invalid-state");
+    expect(unseen.body.detail).toContain("flagged since you opened this approval");
+    let s = await stored(operationId);
+    expect([s.approvals[0]!.state, s.op.state]).toEqual(["pending", "awaiting_approval"]);
+    expect(s.audit.filter((e) => e.action.startsWith("approval."))).toHaveLength(0);
+    // The agent's next claim still waits for a decision: nothing ran.
+    expect((await claim(app.baseUrl, acme.agent, key, { tool, args, workflowId: "wf-refund-1" })).status).toBe(202);
+
+    expectProblem(await approverUser.post(path, { decision: "approve", seenFlaggedAt: "not a time" }), 400, "invalid-request");
+    const seen = await approverUser.post(path, { decision: "approve", seenFlaggedAt: flaggedAt });
+    expect(seen.status, seen.text).toBe(200);
+    s = await stored(operationId);
+    expect([s.approvals[0]!.state, s.op.state]).toEqual(["approved", "pending"]);
+  });
+
   it("GET /api/v1/approvals lists decided approvals newest first and one approval by id", async () => {
     const tool = await approvalTool();
     const a = await requestApproval(tool, { n: 1 });

@@ -160,6 +160,26 @@ describe("approvals (approver)", () => {
     await page.context().close();
   });
 
+  it("an approver whose page predates a flag is told so, shown the flag, and nothing is approved", async () => {
+    const asked = await claim(app.baseUrl, acme.agent, "flag-case", { tool: TOOL, args: { ...ARGS, amount: 12 } });
+    expect(asked.status, asked.text).toBe(202);
+    const approvalId: string = asked.body.approval.id;
+    const page = await newPage(approver, `/t/acme/approvals/${approvalId}`);
+    await page.getByRole("button", { name: "Approve" }).waitFor();
+    expect(await page.locator(".operation-flag").count()).toBe(0);
+    // While the page is open, a provider's event says the refund happened (as the webhook ingest flags it).
+    await app.db.$executeRaw`UPDATE operation SET flagged_at = now(), flag_reason = 'webhook evt_1 says it succeeded, but it has not run yet (awaiting approval)' WHERE id = ${asked.body.operationId}`;
+
+    await page.getByRole("button", { name: "Approve" }).click();
+
+    const refused = page.getByRole("alert").filter({ hasText: "flagged since you opened this approval" });
+    await refused.waitFor();
+    await page.locator(".operation-flag").filter({ hasText: "webhook evt_1 says it succeeded" }).waitFor();
+    await screenshot(page, "approval-flag-since-opened");
+    expect(await app.db.approval.findUniqueOrThrow({ where: { id: approvalId } })).toMatchObject({ state: "pending", decidedBy: null });
+    await page.context().close();
+  });
+
   it("a viewer reads approvals but gets no decision form", async () => {
     const tool = await claim(app.baseUrl, acme.agent, "viewer-case", { tool: TOOL, args: { ...ARGS, amount: 10 } });
     expect(tool.status).toBe(202);

@@ -6,7 +6,8 @@ export type FieldErrors = Record<string, string>;
 // inDoubt: the change may have been saved although nothing confirmed it. The request may have
 // reached the server (the connection failed, or a 5xx other than a 503 saying nothing was
 // stored): a person must look at what is stored, not be told "Nothing was changed".
-export type Sent<T> = { ok: true; data: T } | { ok: false; status: number; detail: string; fields: FieldErrors; inDoubt: boolean };
+// code: the problem's code, when the answer was problem+json.
+export type Sent<T> = { ok: true; data: T } | { ok: false; status: number; detail: string; fields: FieldErrors; inDoubt: boolean; code?: string };
 
 const IN_DOUBT = "It may or may not have been saved: look at what is stored before trying again.";
 
@@ -14,7 +15,7 @@ export async function sendJson<T>(url: string, method: "POST" | "PUT" | "PATCH",
   const withinMs = options.withinMs ?? CONSOLE_ANSWER_WITHIN_MS;
   const signal = AbortSignal.timeout(withinMs);
   let res: Response;
-  let parsed: (T & { detail?: string; errors?: { path: string; message: string }[] }) | null;
+  let parsed: (T & { detail?: string; code?: string; errors?: { path: string; message: string }[] }) | null;
   try {
     res = await fetch(url, { method, headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal });
     parsed = await res.json().catch((error: unknown) => {
@@ -29,7 +30,7 @@ export async function sendJson<T>(url: string, method: "POST" | "PUT" | "PATCH",
   for (const e of parsed?.errors ?? []) fields[e.path] ??= e.message;
   const detail = parsed?.detail ?? `The server answered ${res.status}.`;
   const inDoubt = mayHaveBeenSaved(res.status, detail);
-  return { ok: false, status: res.status, detail: res.status === 401 ? "Your session has ended. Sign in again." : detail, fields, inDoubt };
+  return { ok: false, status: res.status, detail: res.status === 401 ? "Your session has ended. Sign in again." : detail, fields, inDoubt, code: parsed?.code };
 }
 
 // The line above a form after a refused change: when every field message shows at its field

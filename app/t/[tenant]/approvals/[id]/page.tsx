@@ -139,7 +139,7 @@ export default async function ApprovalPage({
         </section>
 
         {open && can(user.role, "decide-approvals") ? (
-          <DecisionForm tenant={tenant.slug} approvalId={a.id} tool={a.tool} />
+          <DecisionForm tenant={tenant.slug} approvalId={a.id} tool={a.tool} seenFlaggedAt={flag?.at ?? null} />
         ) : a.state === "pending" && open ? (
           <p className="muted">Your role ({user.role}) can read this request; deciding needs an approver or an admin.</p>
         ) : (

@@ -8,7 +8,9 @@ import { useActionNotice } from "@/components/ui/action-notice";
 // Approve or reject, with a reason (required to reject). The server decides with a
 // compare-and-set: if another approver got there first, the page says this decision was not
 // recorded, and shows who decided what.
-export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; approvalId: string; tool: string }) {
+// seenFlaggedAt: the operation's flag this page shows (its time; null: none), sent with the
+// decision, so a yes over a flag raised since the page loaded is refused and the page shows it.
+export function DecisionForm({ tenant, approvalId, tool, seenFlaggedAt }: { tenant: string; approvalId: string; tool: string; seenFlaggedAt: string | null }) {
   const router = useRouter();
   const notify = useActionNotice();
   const id = useId();
@@ -31,8 +33,16 @@ export function DecisionForm({ tenant, approvalId, tool }: { tenant: string; app
     const res = await sendJson(`/api/console/${encodeURIComponent(tenant)}/approvals/${encodeURIComponent(approvalId)}/decision`, "POST", {
       decision,
       reason: reason.trim() || undefined,
+      seenFlaggedAt,
     });
     setBusy(null);
+    if (!res.ok && res.status === 409 && res.code === "invalid-state") {
+      // The operation's flag changed since this page loaded: still pending, nothing recorded. The
+      // refreshed page shows the flag, and this says why the click did nothing.
+      setError(problemLine(res, "Nothing was recorded."));
+      router.refresh();
+      return;
+    }
     if (!res.ok && res.status === 409) {
       // Another approver (or the expiry) got there first. This form disappears with the pending
       // state, so the page itself says that this decision was not recorded, and what was.
