@@ -22,12 +22,23 @@ export async function putTool(options: {
   reason?: string | null;
   // False for an API key: lifting a tool's approval gate is a person's decision, in the console.
   mayLiftApproval?: boolean;
+  // The console's form: the tool's updatedAt when the form was opened. The form sends the whole
+  // definition as it showed it, so saving it over a change made since (another admin's approval
+  // gate, a probe) would undo that change unseen: refused with 409 instead.
+  seenUpdatedAt?: string;
 }): Promise<{ created: boolean; tool: ToolView }> {
   const { db, tenantId, name, definition: d, actor } = options;
   return db.$transaction(async (tx) => {
     if (options.admin) await confirmActingAdmin(tx, { id: options.admin.id, tenantId });
     const before = await tx.$queryRaw<ToolRow[]>`
       SELECT ${selectToolColumns} FROM tool WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
+    const current = before[0];
+    if (options.seenUpdatedAt !== undefined && current && current.updatedAt.toISOString() !== options.seenUpdatedAt) {
+      throw new ProblemError(
+        "invalid-state",
+        `This tool was changed since you opened the form (at ${current.updatedAt.toISOString()}): close the form and open it again to edit the tool as it is now.`,
+      );
+    }
     // An admin key that also claims (the README's example) could otherwise approve its own
     // request after all: its approval is refused, but a PUT with "approval": "none" (or a whole
     // definition that leaves the field out) and a fresh key ran the tool with no second party.

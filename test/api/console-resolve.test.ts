@@ -746,6 +746,32 @@ describe("console: the other mutating routes", () => {
     expect(badName.body.errors[0].path).toBe("name");
   });
 
+  // Console review, 2026-12-03: the form sends the whole definition as it showed it; saved over a
+  // change made since, it put back what that change had removed (an approval gate) unseen.
+  it("a tool edit from a form opened before another admin's change is 409 and changes nothing; from the tool as it is now, it saves", async () => {
+    const name = "crm.gated-later";
+    await putApiTool(acme, name, { leaseSeconds: 30, approval: "none" });
+    const opened = (await app.db.tool.findUniqueOrThrow({ where: { tenantId_name: { tenantId: acme.tenantId, name } } })).updatedAt.toISOString();
+    // Another admin (here an admin key) gates the tool while the form is open.
+    await putApiTool(acme, name, { leaseSeconds: 30, approval: "required" });
+    const gated = await app.db.tool.findUniqueOrThrow({ where: { tenantId_name: { tenantId: acme.tenantId, name } } });
+    const auditBefore = (await auditOf(name)).length;
+    const edit = (seenUpdatedAt: string) =>
+      as.admin.request("PUT", `/api/console/acme/tools/${name}`, { body: { definition: { policy: { leaseSeconds: 60, approval: "none" } }, seenUpdatedAt } });
+
+    const stale = await edit(opened);
+
+    expectProblem(stale, 409, "invalid-state");
+    expect(stale.body.detail).toContain("changed since you opened the form");
+    expect(await app.db.tool.findUniqueOrThrow({ where: { tenantId_name: { tenantId: acme.tenantId, name } } })).toMatchObject({ approval: "required", leaseSeconds: 30 });
+    expect(await auditOf(name)).toHaveLength(auditBefore);
+    expectProblem(await edit("yesterday"), 400, "invalid-request");
+    // Opened again on the gated tool, the person sees the gate and may lift it on purpose.
+    const fresh = await edit(gated.updatedAt.toISOString());
+    expect(fresh.status, fresh.text).toBe(200);
+    expect(fresh.body.policy).toMatchObject({ approval: "none", leaseSeconds: 60 });
+  });
+
   it("an admin creates an API key: 201 with the secret once, only its hash stored, audited, and it authenticates", async () => {
     const res = await as.admin.post("/api/console/acme/api-keys", { principal: "console-made", role: "agent" });
 

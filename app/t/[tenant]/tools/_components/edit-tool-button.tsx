@@ -82,6 +82,9 @@ export function EditToolButton({ tenant, tool }: { tenant: string; tool: ToolVie
 function ToolForm({ tenant, tool, onClose, onSaved }: { tenant: string; tool: ToolView; onClose: () => void; onSaved: () => void }) {
   const router = useRouter();
   const [draft, setDraft] = useState(() => draftOf(tool));
+  // The tool as the form opened on it: the save says which version it edits, so one made since
+  // (another admin's approval gate, say) is refused rather than silently undone.
+  const [basis] = useState(tool);
   const [fields, setFields] = useState<FieldErrors>({});
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -103,16 +106,18 @@ function ToolForm({ tenant, tool, onClose, onSaved }: { tenant: string; tool: To
         approvalTtlSeconds: num(draft.approvalTtlSeconds),
         resultRetentionHours: num(draft.resultRetentionHours),
         // Not edited here (the API sets it); carried through so saving the form keeps it.
-        probe: tool.policy.probe ?? null,
+        probe: basis.policy.probe ?? null,
       },
     };
-    const res = await sendJson<ToolView>(`/api/console/${tenant}/tools/${encodeURIComponent(tool.name)}`, "PUT", { definition, reason: draft.reason || undefined });
+    const res = await sendJson<ToolView>(`/api/console/${tenant}/tools/${encodeURIComponent(tool.name)}`, "PUT", { definition, reason: draft.reason || undefined, seenUpdatedAt: basis.updatedAt });
     setBusy(false);
     if (res.ok) {
       router.refresh();
       onSaved();
       return;
     }
+    // Changed since the form opened: the table behind it shows the tool as it is now.
+    if (res.status === 409) router.refresh();
     // Paths of the definition schema ("policy.leaseSeconds"), or "definition…" / "reason" from the body schema.
     const byField: FieldErrors = {};
     for (const [raw, message] of Object.entries(res.fields)) {

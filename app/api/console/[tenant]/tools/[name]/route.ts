@@ -14,7 +14,8 @@ export const dynamic = "force-dynamic";
 
 // The definition is validated by the same schema as PUT /api/v1/tools/{name}, on its own, so
 // the errors[] paths ("policy.backoff.capMs") are the API's and the form can show each at its field.
-const bodySchema = z.object({ definition: z.unknown(), reason: z.string().trim().max(2000).optional() }).strict();
+// seenUpdatedAt: the tool's updatedAt when the form opened (putTool refuses a save over a change made since).
+const bodySchema = z.object({ definition: z.unknown(), reason: z.string().trim().max(2000).optional(), seenUpdatedAt: z.iso.datetime().optional() }).strict();
 
 // PUT /api/console/{tenant}/tools/{name} – an admin edits a registered tool's description, annotations and policy
 export const PUT = withConsoleUser<{ tenant: string; name: string }>(
@@ -26,7 +27,7 @@ export const PUT = withConsoleUser<{ tenant: string; name: string }>(
     const definition = toolDefinitionSchema.parse(body.definition);
     // The console edits tools; registering a new one is the API's job (agents' owners do it from code).
     if (!(await getTool({ db: db(), tenantId: tenant.id, name }))) throw new ProblemError("tool-not-found", "No tool of that name is registered for this tenant.");
-    const { tool } = await putTool({ db: db(), tenantId: tenant.id, name, definition, actor: `user:${user.email}`, admin: { id: user.id }, reason: body.reason || null });
+    const { tool } = await putTool({ db: db(), tenantId: tenant.id, name, definition, actor: `user:${user.email}`, admin: { id: user.id }, reason: body.reason || null, seenUpdatedAt: body.seenUpdatedAt });
     return json(tool);
   },
 );
