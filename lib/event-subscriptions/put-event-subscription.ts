@@ -4,6 +4,7 @@ import { encryptSecret } from "@/lib/crypto/secret-box";
 import { auditedSubscription } from "@/lib/event-subscriptions/redact-endpoint";
 import { recordAudit } from "@/lib/audit/record-audit";
 import { confirmActingAdmin } from "@/lib/users/acting-admin";
+import { ProblemError } from "@/lib/http/problem";
 import type { SubscriptionRequest, SubscriptionView } from "@/lib/event-subscriptions/event-subscription-schemas";
 import { newSubscriptionSecret } from "@/lib/event-subscriptions/subscription-secret";
 import { subscriptionView, type SubscriptionRow } from "@/lib/event-subscriptions/subscription-view";
@@ -27,6 +28,11 @@ export async function putEventSubscription(options: {
   // The console's signed-in admin, read again in the transaction (lib/users/acting-admin.ts).
   admin?: { id: string };
   serverSecret?: string;
+  // The console's forms, which know what they are doing (the API's PUT creates or replaces):
+  // "create" is refused if a subscription of the name exists (it would be replaced, keeping a
+  // secret the new receiver never got); { updatedAt } is an edit of the subscription as the form
+  // showed it, refused if it was changed or removed since (saving would undo that unseen).
+  expect?: "create" | { updatedAt: string };
 }): Promise<{ created: boolean; subscription: SubscriptionView; secret?: string }> {
   const { db, tenantId, name, input, actor } = options;
   const secret = newSubscriptionSecret();
@@ -37,6 +43,18 @@ export async function putEventSubscription(options: {
     const before = await tx.$queryRaw<(SubscriptionRow & { deleted: boolean })[]>`
       SELECT name, url, events, created_at AS "createdAt", updated_at AS "updatedAt", disabled_at IS NOT NULL AS deleted FROM event_subscription
       WHERE tenant_id = ${tenantId} AND name = ${name} FOR UPDATE`;
+    const live = before[0] && !before[0].deleted ? before[0] : undefined;
+    if (options.expect === "create" && live) {
+      throw new ProblemError("invalid-state", `A subscription named ${name} exists already: edit it from its row, or choose another name.`);
+    }
+    if (options.expect !== undefined && options.expect !== "create" && live?.updatedAt.toISOString() !== options.expect.updatedAt) {
+      throw new ProblemError(
+        "invalid-state",
+        live
+          ? "This subscription was changed since you opened the form: close the form and open it again to edit it as it is now."
+          : "This subscription was removed since you opened the form.",
+      );
+    }
     const revived = before[0]?.deleted ?? false;
     const newSecret = rotate || revived;
     const rows = await tx.$queryRaw<(SubscriptionRow & { inserted: boolean })[]>`

@@ -369,6 +369,43 @@ describe("the outbox: events written in the transaction of the change", () => {
     });
   });
 
+  // Console review, 2026-12-03: "New subscription" under a taken name replaced that subscription
+  // (200, its old secret kept, which the new receiver never got), and an edit from a stale form
+  // put back what another admin had changed.
+  it("the console's forms: a create under a taken name, and an edit of a subscription changed or removed since, are 409 and change nothing", async () => {
+    const own = await seedTenant(app.db, `outbox-forms-${randomUUID().slice(0, 8)}`);
+    const admin = await signInConsole(app.baseUrl, await createConsoleUser(app.db, { role: "admin", tenants: [own.slug] }));
+    const path = `/api/console/${own.slug}/subscriptions`;
+    const stored = (name: string) => app.db.eventSubscription.findFirstOrThrow({ where: { tenantId: own.tenantId, name } });
+    expect((await putSubscription("pager", { url: "https://a.example.com/hook", events: ["operation.unknown"] }, own.admin)).status).toBe(201);
+    const opened = (await stored("pager")).updatedAt.toISOString();
+
+    const taken = await admin.post(path, { name: "pager", url: "https://b.example.com/hook", events: ["operation.failed"], create: true });
+    expectProblem(taken, 409, "invalid-state");
+    expect(taken.body.detail).toContain("exists already");
+    expect(await stored("pager")).toMatchObject({ url: "https://a.example.com/hook", events: ["operation.unknown"] });
+
+    // Another admin adds an event type while this one's form is open.
+    expect((await putSubscription("pager", { url: "https://a.example.com/hook", events: ["operation.unknown", "operation.failed"] }, own.admin)).status).toBe(200);
+    const stale = await admin.post(path, { name: "pager", url: "https://c.example.com/hook", events: ["operation.unknown"], seenUpdatedAt: opened });
+    expectProblem(stale, 409, "invalid-state");
+    expect(await stored("pager")).toMatchObject({ url: "https://a.example.com/hook", events: ["operation.unknown", "operation.failed"] });
+    const current = (await stored("pager")).updatedAt.toISOString();
+    const edited = await admin.post(path, { name: "pager", url: "https://c.example.com/hook", events: ["operation.unknown"], seenUpdatedAt: current });
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.body.secret).toBeUndefined();
+
+    expect((await call(app.baseUrl, "DELETE", "/api/v1/event-subscriptions/pager", { key: own.admin })).status).toBe(204);
+    const removed = await admin.post(path, { name: "pager", url: "https://c.example.com/hook", events: ["operation.unknown"], seenUpdatedAt: edited.body.updatedAt });
+    expectProblem(removed, 409, "invalid-state");
+    expect((await stored("pager")).disabledAt).not.toBeNull();
+    // A name that is free (or free again) is created by the form, with its secret shown once.
+    const fresh = await admin.post(path, { name: "pager", url: "https://d.example.com/hook", events: ["operation.unknown"], create: true });
+    expect(fresh.status, fresh.text).toBe(201);
+    expect(fresh.body.secret).toMatch(/^whsec_/);
+    expectProblem(await admin.post(path, { name: "x", url: "https://d.example.com/hook", events: ["operation.unknown"], create: true, seenUpdatedAt: current }), 400, "invalid-request");
+  });
+
   it("two redelivers of one event's deliveries at once both go through (the event row is locked for the write, never upgraded)", async () => {
     const own = await seedTenant(app.db, `outbox-two-${randomUUID().slice(0, 8)}`);
     for (const name of ["first", "second"]) {

@@ -89,7 +89,7 @@ export default async function SubscriptionsPage({ params }: { params: Promise<{ 
                   </td>
                   {admin ? (
                     <td>
-                      <SubscriptionButton tenant={tenant.slug} eventTypes={eventTypes} existing={{ name: s.name, url: s.url, events: s.events }} />
+                      <SubscriptionButton tenant={tenant.slug} eventTypes={eventTypes} existing={{ name: s.name, url: s.url, events: s.events, updatedAt: s.updatedAt }} />
                     </td>
                   ) : null}
                 </tr>

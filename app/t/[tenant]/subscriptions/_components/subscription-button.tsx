@@ -9,7 +9,8 @@ import { problemLine, sendJson, type FieldErrors } from "../../_components/send-
 import { DialogActions } from "@/components/ui/dialog-actions";
 
 type Saved = { name: string; url: string; events: string[]; secret?: string };
-export type SubscriptionDraft = { name: string; url: string; events: string[] };
+// updatedAt: the subscription as the page showed it; an edit saved over a change made since is refused.
+export type SubscriptionDraft = { name: string; url: string; events: string[]; updatedAt: string };
 
 const help: Record<string, string> = {
   "operation.succeeded": "an operation succeeded (agent, webhook, probe or operator)",
@@ -56,7 +57,13 @@ function SubscriptionDialog({ tenant, eventTypes, existing, onClose }: { tenant:
     e.preventDefault();
     setBusy(true);
     setProblem(null);
-    const res = await sendJson<Saved>(`/api/console/${tenant}/subscriptions`, "POST", { name: name.trim(), url: url.trim(), events, ...(rotate ? { rotateSecret: true } : {}) });
+    const res = await sendJson<Saved>(`/api/console/${tenant}/subscriptions`, "POST", {
+      name: name.trim(),
+      url: url.trim(),
+      events,
+      ...(rotate ? { rotateSecret: true } : {}),
+      ...(existing ? { seenUpdatedAt: existing.updatedAt } : { create: true }),
+    });
     setBusy(false);
     if (!res.ok) {
       setFields(res.fields);
