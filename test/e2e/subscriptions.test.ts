@@ -95,6 +95,36 @@ describe("event subscriptions (admin)", () => {
     expect(got!.body.data.operation.operationId).toBe(operationId);
   });
 
+  // Console review, 2026-12-03: an edit from a form opened before another admin's change put the
+  // old URL and events back. Refused now; the list behind shows the change, and reopened the form edits it.
+  it("an Edit saved over another admin's change is refused and shows it; reopened, the form edits the subscription as it is", async () => {
+    expect((await call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/audit-feed", { key: acme.admin, body: { url: "https://a.example.com/hook", events: ["operation.unknown"] } })).status).toBe(201);
+    const page = await newPage(admin, "/t/acme/subscriptions");
+    await page.getByRole("button", { name: "Edit audit-feed" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.getByLabel("Endpoint URL").fill("https://mine.example.com/hook");
+    // Meanwhile another admin adds an event type.
+    expect((await call(app.baseUrl, "PUT", "/api/v1/event-subscriptions/audit-feed", { key: acme.admin, body: { url: "https://a.example.com/hook", events: ["operation.unknown", "operation.failed"] } })).status).toBe(200);
+
+    await dialog.getByRole("button", { name: "Save" }).click();
+
+    await dialog.getByRole("alert").filter({ hasText: "changed since you opened the form" }).waitFor();
+    await expect.poll(() => page.locator("#subscription-audit-feed").textContent()).toContain("operation.failed");
+    await screenshot(page, "subscription-edit-changed-since");
+    expect(await app.db.eventSubscription.findFirstOrThrow({ where: { tenantId: acme.tenantId, name: "audit-feed" } })).toMatchObject({ url: "https://a.example.com/hook" });
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await page.getByRole("button", { name: "Edit audit-feed" }).click();
+    expect(await dialog.getByRole("checkbox", { name: /operation\.failed/ }).isChecked()).toBe(true);
+    await dialog.getByLabel("Endpoint URL").fill("https://mine.example.com/hook");
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await expect.poll(() => page.locator("#subscription-audit-feed").textContent()).toContain("mine.example.com");
+    expect(await app.db.eventSubscription.findFirstOrThrow({ where: { tenantId: acme.tenantId, name: "audit-feed" } })).toMatchObject({
+      url: "https://mine.example.com/hook",
+      events: ["operation.unknown", "operation.failed"],
+    });
+    await page.context().close();
+  });
+
   it("a dead delivery is listed with its last answer; Redeliver sends it again with the same webhook-id", async () => {
     receiver.answer(() => 500);
     const before = receiver.received().length;

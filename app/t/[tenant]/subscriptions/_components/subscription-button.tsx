@@ -44,6 +44,9 @@ export function SubscriptionButton({ tenant, eventTypes, existing }: { tenant: s
 
 function SubscriptionDialog({ tenant, eventTypes, existing, onClose }: { tenant: string; eventTypes: readonly string[]; existing?: SubscriptionDraft; onClose: () => void }) {
   const router = useRouter();
+  // The subscription as the dialog opened on it: the save says which version it edits (the page
+  // may refresh behind the dialog; its values stay the ones the person edits).
+  const [basis] = useState(existing);
   const [name, setName] = useState(existing?.name ?? "");
   const [url, setUrl] = useState(existing?.url ?? "");
   const [events, setEvents] = useState<string[]>(existing?.events ?? ["operation.unknown"]);
@@ -62,10 +65,12 @@ function SubscriptionDialog({ tenant, eventTypes, existing, onClose }: { tenant:
       url: url.trim(),
       events,
       ...(rotate ? { rotateSecret: true } : {}),
-      ...(existing ? { seenUpdatedAt: existing.updatedAt } : { create: true }),
+      ...(basis ? { seenUpdatedAt: basis.updatedAt } : { create: true }),
     });
     setBusy(false);
     if (!res.ok) {
+      // The name is taken, or the subscription changed since: the list behind shows it as it is now.
+      if (res.status === 409) router.refresh();
       setFields(res.fields);
       setProblem(problemLine(res, existing ? "Nothing was changed." : "No subscription was created.", ["name", "url", "events"]));
       return;
