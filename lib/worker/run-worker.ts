@@ -1,4 +1,5 @@
 import { EventEmitter } from "node:events";
+import pg from "pg";
 import { Logger, run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import { createDb } from "@/lib/db";
 import { egressPolicy, guardedFetch } from "@/lib/http/egress";
@@ -48,16 +49,26 @@ export async function startWorker(options: {
   const LONG_OR_DELIVERY = new Set(["deliver-event", "prune"]);
   const maintenanceTaskList: TaskList = Object.fromEntries(Object.entries(tasks).filter(([name]) => !LONG_OR_DELIVERY.has(name)));
   const runners: { runner: Runner; poolId: string }[] = [];
+  // Each runner's connections, owned here: graphile-worker ends a pool it made itself after taking
+  // its error listener off, and a connection the server ended in between (the embedded server
+  // stopping as this process exits, a restart) was an unhandled 'error': the process crashed
+  // with exit code 1 on a clean shutdown (seen in CI, 2026-12-03). These keep their listener to
+  // the end and are ended after the runners have stopped.
+  const pgPools: pg.Pool[] = [];
   const startRunner = async (runnerOptions: { concurrency: number; taskList: TaskList; crontab?: string }) => {
     const events: WorkerEvents = new EventEmitter() as WorkerEvents;
     const pool: { id?: string } = {};
     events.on("pool:create", ({ workerPool }) => {
       pool.id = workerPool.id;
     });
+    const pgPool = new pg.Pool({ connectionString: options.databaseUrl, max: runnerOptions.concurrency + 2 });
+    // An idle connection's error (the server ended it): the pool drops that connection, and the
+    // next query opens another; a lasting outage is the liveness lock's to notice.
+    pgPool.on("error", (error: Error) => log("warn", "job queue connection lost", { err: error.message }));
+    pgPools.push(pgPool);
     const runner = await run({
-      connectionString: options.databaseUrl,
+      pgPool,
       ...runnerOptions,
-      maxPoolSize: runnerOptions.concurrency + 2,
       pollInterval: settings.pollIntervalMs,
       noHandleSignals: true,
       logger: bridgeLogger(log),
@@ -75,6 +86,7 @@ export async function startWorker(options: {
     (stopping ??= (async () => {
       clearInterval(chains.timer);
       await Promise.all(runners.map(({ runner }) => runner.stop().catch((error: unknown) => log("warn", "worker stop", { err: String(error) }))));
+      await Promise.all(pgPools.map((p) => p.end().catch((error: unknown) => log("warn", "job queue pool end", { err: String(error) }))));
       await liveness?.release();
       await db.$disconnect();
       await fetch.close();
