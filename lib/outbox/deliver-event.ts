@@ -4,6 +4,7 @@ import { decryptSecret } from "@/lib/crypto/secret-box";
 import type { GuardedFetch } from "@/lib/http/egress";
 import { readTextUpTo } from "@/lib/http/read-body";
 import type { DeliverySettings } from "@/lib/outbox/delivery-settings";
+import type { RedeliverBlock } from "@/lib/outbox/list-deliveries";
 import { describeFetchFailure } from "@/lib/http/fetch-failure";
 
 type DeliveryRow = {
@@ -15,7 +16,7 @@ type DeliveryRow = {
   url: string;
   secretBox: string;
   // Why the subscription as it stands must not be sent this event (tollgate_redeliver_block), or null.
-  block: "subscription-removed" | "earlier-subscription" | "not-subscribed" | null;
+  block: RedeliverBlock | null;
 };
 
 const ERROR_TEXT_BYTES = 4096;
@@ -81,7 +82,7 @@ export async function deliverEvent(options: {
 }
 
 // The delivery's last_error when its subscription no longer wants it; a person reads it in the console.
-function blockedBecause(block: NonNullable<DeliveryRow["block"]>, type: string): string {
+function blockedBecause(block: RedeliverBlock, type: string): string {
   switch (block) {
     case "subscription-removed":
       return "the subscription was removed";
